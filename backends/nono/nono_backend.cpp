@@ -1,0 +1,167 @@
+#include "nono_backend.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "agent_boundary/error.hpp"
+#include "agent_boundary/plugin.hpp"
+#include "agent_boundary/process.hpp"
+
+namespace agent_boundary::nono {
+namespace {
+
+std::string dir_of(const std::string& p) {
+  const auto slash = p.find_last_of('/');
+  return slash == 0 ? "/" : p.substr(0, slash);
+}
+
+std::string self_dir() {
+  char buf[PATH_MAX];
+  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return "/usr/local/bin";
+  buf[n] = '\0';
+  return dir_of(buf);
+}
+
+bool within(const std::string& path, const std::string& dir) {
+  if (dir == "/") return true;
+  return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
+                         path[dir.size()] == '/');
+}
+
+// realpath() of the longest existing prefix, the rest appended.
+std::string resolved(const std::string& p) {
+  std::string head = p, tail;
+  while (head.size() > 1) {
+    if (char* r = ::realpath(head.c_str(), nullptr)) {
+      std::string out = r;
+      std::free(r);
+      return tail.empty() ? out : (out == "/" ? "" : out) + tail;
+    }
+    const auto slash = head.find_last_of('/');
+    tail = head.substr(slash) + tail;
+    head = slash == 0 ? "/" : head.substr(0, slash);
+  }
+  return p;
+}
+
+ProbeResult parse_probe_output(const ProcessResult& r, int timeout_ms) {
+  ProbeResult out;
+  if (r.timed_out) {
+    out.verdict = ProbeResult::Verdict::denied;
+    out.detail = "probe timed out after " + std::to_string(timeout_ms) + " ms";
+    return out;
+  }
+  const std::string line = first_line(r.out);
+  if (r.exit_code != 0 || r.signal != 0 || line.empty()) {
+    out.verdict = ProbeResult::Verdict::inconclusive;
+    std::string why = first_line(r.err);
+    if (why.empty()) why = "probe exited " + std::to_string(r.signal ? 128 + r.signal : r.exit_code);
+    out.detail = "probe inconclusive: " + why;
+    return out;
+  }
+  const auto bar = line.find('|');
+  const std::string verdict = line.substr(0, bar);
+  out.detail = bar == std::string::npos ? "" : line.substr(bar + 1);
+  if (verdict == "allowed") out.verdict = ProbeResult::Verdict::allowed;
+  else if (verdict == "denied") out.verdict = ProbeResult::Verdict::denied;
+  else {
+    out.verdict = ProbeResult::Verdict::inconclusive;
+    out.detail = "probe inconclusive: " + line;
+  }
+  return out;
+}
+
+}  // namespace
+
+NonoBackend::NonoBackend(const PluginHost& host) : host_(host) {}
+
+BackendExecutable NonoBackend::locate(const std::string& hint) const {
+  return find_nono(hint, self_dir());
+}
+
+void NonoBackend::preflight(const BackendExecutable&) const {
+#ifdef __linux__
+  const int abi = landlock_abi();
+  if (abi < 1)
+    throw BackendError(std::string("Landlock is not available on this kernel (") +
+                           std::strerror(-abi) + ")",
+                       {},
+                       "nono needs Linux 5.13+ with Landlock enabled: build the kernel with "
+                       "CONFIG_SECURITY_LANDLOCK=y and add `landlock` to the `lsm=` boot "
+                       "parameter; or choose another backend with --backend");
+  host_.debug("Landlock ABI " + std::to_string(abi));
+#endif
+}
+
+std::vector<DenyState> NonoBackend::deny_state(const ResolvedPolicy& policy,
+                                               const BackendExecutable& exe) const {
+  std::vector<DenyState> out;
+#ifdef __linux__
+  // Landlock only grants; it cannot carve a deny out of a granted directory, and nono
+  // refuses to start with such a policy. Ask nono which directories it will grant
+  // (including its own groups, such as /tmp) and mark every deny below one.
+  const std::string base = render_nono_profile(policy, {}, {host_.helper_path("probe")});
+  std::vector<std::pair<std::string, std::string>> dirs;
+  for (const auto& d : granted_directories(exe.path, base)) dirs.emplace_back(d, resolved(d));
+  for (const auto& deny : policy.denies) {
+    DenyState s{deny.path, deny.origin, Enforcement::enforced, {}};
+    const std::string real = resolved(deny.path);
+    for (const auto& [dir, real_dir] : dirs) {
+      if (within(deny.path, dir) || within(real, real_dir)) {
+        s.enforcement = Enforcement::unenforced;
+        s.reason = "Landlock cannot deny a path inside the granted directory " + dir +
+                   " (nono refuses such a policy on Linux, so the deny is left out)";
+        break;
+      }
+    }
+    out.push_back(s);
+  }
+#else
+  for (const auto& deny : policy.denies)
+    out.push_back({deny.path, deny.origin, Enforcement::enforced, {}});
+#endif
+  return out;
+}
+
+std::vector<RenderedFile> NonoBackend::render(const ResolvedPolicy& policy,
+                                              const SessionView& session) const {
+  std::vector<Deny> enforceable;
+  const auto states = deny_state(policy, session.executable);
+  for (std::size_t i = 0; i < policy.denies.size(); ++i)
+    if (states[i].enforcement != Enforcement::unenforced) enforceable.push_back(policy.denies[i]);
+  return {{kProfileFile,
+           render_nono_profile(policy, enforceable, {host_.helper_path("probe")})}};
+}
+
+std::vector<std::string> NonoBackend::wrap(const WrapRequest& request) const {
+  std::vector<std::string> argv = {request.session.executable.path,
+                                   "wrap",
+                                   "--silent",
+                                   "--profile",
+                                   request.session.session_dir + "/" + kProfileFile,
+                                   "--workdir",
+                                   request.session.workdir,
+                                   "--"};
+  argv.insert(argv.end(), request.argv.begin(), request.argv.end());
+  return argv;
+}
+
+ProbeResult NonoBackend::probe(const ProbeRequest& request) const {
+  WrapRequest w{request.session, request.cwd,
+                {host_.helper_path("probe"), request.path, to_string(request.access)}};
+  ProcessOptions opts;
+  opts.argv = wrap(w);
+  opts.cwd = request.cwd;
+  opts.timeout_ms = request.timeout_ms;
+  return parse_probe_output(run_process(opts), request.timeout_ms);
+}
+
+}  // namespace agent_boundary::nono
+
+AB_BACKEND_PLUGIN(agent_boundary::nono::NonoBackend, "nono", "0.1.0");

@@ -1,0 +1,52 @@
+// The nono backend: Landlock (Linux) or Seatbelt (macOS) through the `nono` CLI's direct
+// mode (`nono wrap`: apply the sandbox, then exec; no supervisor process stays behind).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "agent_boundary/backend.hpp"
+#include "agent_boundary/plugin_host.hpp"
+
+namespace agent_boundary::nono {
+
+// The oldest nono this backend was tested with: the profile keys, `wrap` flags and the
+// `profile show --format manifest` output it relies on.
+inline constexpr const char* kMinimumVersion = "0.80.0";
+inline constexpr const char* kProfileFile = "nono-profile.json";
+
+class NonoBackend final : public Backend {
+ public:
+  explicit NonoBackend(const PluginHost& host);
+
+  BackendExecutable locate(const std::string& hint) const override;
+  void preflight(const BackendExecutable& exe) const override;
+  std::vector<DenyState> deny_state(const ResolvedPolicy& policy,
+                                    const BackendExecutable& exe) const override;
+  std::vector<RenderedFile> render(const ResolvedPolicy& policy,
+                                   const SessionView& session) const override;
+  std::vector<std::string> wrap(const WrapRequest& request) const override;
+  ProbeResult probe(const ProbeRequest& request) const override;
+
+ private:
+  const PluginHost& host_;
+};
+
+// nono_executable.cpp
+BackendExecutable find_nono(const std::string& hint, const std::string& beside_dir);
+// Compare dotted versions numerically: <0, 0, >0.
+int compare_versions(const std::string& a, const std::string& b);
+// Landlock ABI version of the running kernel, or a negative errno.
+int landlock_abi();
+
+// nono_profile.cpp
+// The nono profile JSON for `policy` with `denies` (already filtered to the enforceable
+// ones) and extra read-only file grants (our probe helper).
+std::string render_nono_profile(const ResolvedPolicy& policy, const std::vector<Deny>& denies,
+                                const std::vector<std::string>& extra_read_files);
+// Directories nono grants for a profile (its own groups included), from
+// `nono profile show --format manifest`.
+std::vector<std::string> granted_directories(const std::string& nono_exe,
+                                             const std::string& profile_json);
+
+}  // namespace agent_boundary::nono

@@ -1,0 +1,158 @@
+// agent-boundary: create, inspect and run OS-enforced agent boundaries.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdlib>
+#include <iostream>
+
+#include "agent_boundary/error.hpp"
+#include "commands.hpp"
+#include "paths.hpp"
+
+namespace ab = agent_boundary;
+namespace cli = agent_boundary::cli;
+
+namespace {
+
+// `run` and `exec` take a command line of their own; CLI11 would try to parse its options.
+// Split argv at the command word and hand everything after it (and after an optional
+// `--`) to the command verbatim.
+struct Split {
+  std::vector<std::string> head;  // argv[1..] up to and including the `run`/`exec` word
+  std::vector<std::string> tail;  // the command to run
+  std::string command;            // "run", "exec" or empty
+};
+
+Split split_argv(int argc, char** argv) {
+  Split s;
+  const std::vector<std::string> takes_value = {"--session-dir", "--backend", "--cwd"};
+  int i = 1;
+  for (; i < argc; ++i) {
+    const std::string a = argv[i];
+    s.head.push_back(a);
+    if (std::find(takes_value.begin(), takes_value.end(), a) != takes_value.end()) {
+      if (i + 1 < argc) s.head.push_back(argv[++i]);
+      continue;
+    }
+    if (!s.command.empty()) {
+      // exec: options until `--`.
+      if (a == "--") {
+        s.head.pop_back();
+        ++i;
+        break;
+      }
+      continue;
+    }
+    if (a == "run") {
+      s.command = a;
+      ++i;
+      if (i < argc && std::string(argv[i]) == "--") ++i;
+      break;
+    }
+    if (a == "exec") s.command = a;
+    else if (!a.empty() && a[0] != '-') {  // another subcommand: CLI11 handles it all
+      ++i;
+      break;
+    }
+  }
+  if (!s.command.empty())
+    for (; i < argc; ++i) s.tail.emplace_back(argv[i]);
+  else
+    for (; i < argc; ++i) s.head.emplace_back(argv[i]);
+  return s;
+}
+
+int real_main(int argc, char** argv) {
+  Split split = split_argv(argc, argv);
+
+  CLI::App app{"Create, inspect, and run OS-enforced agent boundaries."};
+  app.fallthrough();
+  app.set_version_flag("--version", std::string(AB_VERSION));
+  cli::Globals g;
+  app.add_option("--session-dir", g.session_dir, "session directory (absolute)")
+      ->envname("AGENT_BOUNDARY_SESSION_DIR");
+  app.add_option("--backend", g.backend, "backend plugin for new sessions (default: nono)")
+      ->envname("AGENT_BOUNDARY_BACKEND");
+  app.add_flag("-v,--verbose", g.verbose, "debug output on stderr");
+
+  bool json = false;
+  auto* status = app.add_subcommand("status", "show the session's profile and state");
+  status->add_flag("--json", json, "machine-readable output");
+  auto* on = app.add_subcommand("on", "enforce the boundary (state only; the policy stays pinned)");
+  auto* off = app.add_subcommand("off", "stop enforcing (normal harness permissions apply)");
+  std::string use_profile;
+  auto* use = app.add_subcommand("use", "switch the session to another profile (regenerates)");
+  use->add_option("profile", use_profile, "profile name")->required();
+  auto* reload = app.add_subcommand("reload", "regenerate the session's policy from its profile");
+  auto* list = app.add_subcommand("list", "list the profiles");
+  auto* run = app.add_subcommand("run", "run a command inside the boundary: run [--] CMD ARGS...");
+  std::string exec_cwd;
+  auto* exec = app.add_subcommand("exec", "the launcher: exec --session-dir DIR [--cwd DIR] -- CMD...");
+  exec->add_option("--cwd", exec_cwd, "working directory of the command");
+  auto* session = app.add_subcommand("session", "manage sessions");
+  std::string create_dir, create_profile = "default", create_workdir;
+  auto* create = session->add_subcommand("create", "create a pinned session in DIR");
+  create->add_option("dir", create_dir, "session directory")->required();
+  create->add_option("--profile", create_profile, "profile name");
+  create->add_option("--workdir", create_workdir, "the agent's working directory");
+  session->require_subcommand(1);
+  std::vector<std::string> validate_targets;
+  auto* validate = app.add_subcommand("validate", "check profiles (names or paths; default: all)");
+  validate->add_option("profiles", validate_targets, "profile names or files");
+  auto* schema = app.add_subcommand("schema", "print the JSON Schema of the profile format");
+  auto* plugins = app.add_subcommand("plugins", "list the installed plugins");
+  app.require_subcommand(0, 1);
+
+  std::vector<std::string> args = split.head;
+  std::reverse(args.begin(), args.end());
+  try {
+    app.parse(args);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+
+  if (!g.session_dir.empty()) g.session_dir = ab::resolve_existing_prefix(g.session_dir);
+  cli::Context ctx(g);
+
+  if (*run) {
+    if (split.tail.empty()) {
+      std::cerr << "usage: agent-boundary run [--] <command> [args...]\n";
+      return 2;
+    }
+    return cli::cmd_run(ctx, split.tail);
+  }
+  if (*exec) {
+    if (split.tail.empty())
+      throw ab::UsageError("no command to run", {},
+                           "usage: agent-boundary exec --session-dir DIR [--cwd DIR] -- CMD...");
+    cli::cmd_exec(ctx, exec_cwd, split.tail);
+  }
+  if (*on) return cli::cmd_set_state(ctx, "on");
+  if (*off) return cli::cmd_set_state(ctx, "off");
+  if (*use) return cli::cmd_use(ctx, use_profile);
+  if (*reload) return cli::cmd_reload(ctx);
+  if (*list) return cli::cmd_list(ctx);
+  if (*create) return cli::cmd_session_create(ctx, create_dir, create_profile, create_workdir);
+  if (*validate) return cli::cmd_validate(ctx, validate_targets);
+  if (*schema) return cli::cmd_schema();
+  if (*plugins) return cli::cmd_plugins(ctx);
+  return cli::cmd_status(ctx, json && *status);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return real_main(argc, argv);
+  } catch (const ab::UsageError& e) {
+    std::cerr << ab::render_error(e);
+    return 2;
+  } catch (const ab::Error& e) {
+    std::cerr << ab::render_error(e);
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "agent-boundary: internal error: " << e.what() << "\n";
+    return 1;
+  }
+}

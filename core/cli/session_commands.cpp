@@ -1,0 +1,131 @@
+// status, on, off, use, reload, list, session create.
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "agent_boundary/error.hpp"
+#include "commands.hpp"
+#include "paths.hpp"
+#include "plugin_loader.hpp"
+
+namespace fs = std::filesystem;
+
+namespace agent_boundary::cli {
+
+Context::Context(Globals g)
+    : globals(std::move(g)),
+      host(installed_helper_dir(), globals.verbose),
+      install(Installation::current(host)) {}
+
+std::string Context::require_session() const {
+  if (globals.session_dir.empty())
+    throw UsageError("no session selected", {},
+                     "pass --session-dir /absolute/path (or set AGENT_BOUNDARY_SESSION_DIR)");
+  return globals.session_dir;
+}
+
+void print_warnings(const std::vector<std::string>& warnings) {
+  for (const auto& w : warnings) std::cerr << "agent-boundary: warning: " << w << "\n";
+}
+
+std::string profiles_dir_for(const std::string& profile) {
+  const std::string configured = profiles_dir();
+  if (profile != "default" || !list_profiles(configured).empty()) return configured;
+  // No profiles of the user's own yet: the starter profile installed with agent-boundary.
+  return fs::path(installed_helper_dir()).parent_path().parent_path().string() +
+         "/share/agent-boundary/profiles";
+}
+
+namespace {
+
+// Lines describing anything the backend enforces weaker than the profile asks.
+std::vector<std::string> degraded_lines(const BoundaryConfig& c) {
+  std::vector<std::string> out;
+  for (const auto& d : c.deny_state)
+    if (d.enforcement != Enforcement::enforced)
+      out.push_back("DEGRADED: deny " + d.path + " is " + to_string(d.enforcement) + " (" +
+                    d.reason + ")");
+  return out;
+}
+
+void print_outcome(const BoundaryConfig& c, const std::vector<std::string>& warnings) {
+  std::cout << describe(c) << "\n";
+  print_warnings(warnings);
+}
+
+}  // namespace
+
+int cmd_status(const Context& ctx, bool json) {
+  const std::string dir = ctx.require_session();
+  if (!session_complete(dir)) {
+    if (json) {
+      std::cout << nlohmann::json{{"session_dir", dir}, {"complete", false}}.dump(2) << "\n";
+      return 1;
+    }
+    std::cout << "no boundary for this session; run: agent-boundary --session-dir " << dir
+              << " reload\n";
+    return 1;
+  }
+  const BoundaryConfig c = read_boundary(dir);
+  if (json) {
+    nlohmann::ordered_json j = nlohmann::ordered_json::parse(boundary_to_json(c));
+    j["session_dir"] = dir;
+    j["complete"] = true;
+    j["degraded"] = !degraded_lines(c).empty();
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::cout << describe(c) << "\n";
+  for (const auto& line : degraded_lines(c)) std::cout << line << "\n";
+  return 0;
+}
+
+int cmd_set_state(const Context& ctx, const std::string& state) {
+  const BoundaryConfig c = set_session_state(ctx.require_session(), state);
+  std::cout << describe(c) << "\n";
+  if (state == "off")
+    std::cout << "boundary OFF - normal harness permissions apply (not 'allow all')\n";
+  return 0;
+}
+
+int cmd_use(const Context& ctx, const std::string& profile) {
+  const SessionOutcome o = regenerate_session(ctx.require_session(), profile, ctx.install);
+  print_outcome(o.config, o.warnings);
+  return 0;
+}
+
+int cmd_reload(const Context& ctx) {
+  const SessionOutcome o = regenerate_session(ctx.require_session(), std::nullopt, ctx.install);
+  print_outcome(o.config, o.warnings);
+  return 0;
+}
+
+int cmd_list(const Context& ctx) {
+  // The session's pinned profiles dir when one is selected (what `use` will read), else the
+  // configured one.
+  std::string dir = profiles_dir();
+  if (!ctx.globals.session_dir.empty() && session_complete(ctx.globals.session_dir))
+    dir = read_boundary(ctx.globals.session_dir).profiles_dir;
+  const auto names = list_profiles(dir);
+  if (names.empty()) std::cout << "(none)\n";
+  for (const auto& n : names) std::cout << n << "\n";
+  return 0;
+}
+
+int cmd_session_create(const Context& ctx, const std::string& dir, const std::string& profile,
+                       const std::string& workdir) {
+  SessionRequest req;
+  req.session_dir = resolve_existing_prefix(dir);
+  req.profile_name = profile;
+  req.profiles_dir = profiles_dir_for(profile);
+  req.workdir = resolve_existing_prefix(workdir.empty() ? fs::current_path().string() : workdir);
+  if (!fs::is_directory(req.workdir))
+    throw UsageError("the workdir " + req.workdir + " is not a directory", req.workdir);
+  req.backend = ctx.globals.backend;
+  const SessionOutcome o = write_session(req, ctx.install);
+  std::cout << req.session_dir << "\n";
+  print_outcome(o.config, o.warnings);
+  return 0;
+}
+
+}  // namespace agent_boundary::cli

@@ -1,0 +1,110 @@
+#include "launcher.hpp"
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+
+#include "agent_boundary/error.hpp"
+#include "paths.hpp"
+#include "plugin_loader.hpp"
+#include "session.hpp"
+
+extern char** environ;
+namespace fs = std::filesystem;
+
+namespace agent_boundary {
+namespace {
+
+// Variables that would point tools inside the boundary at credentials the boundary keeps
+// out of reach (the session supplies its own where the profile asks for them).
+bool dropped_from_child(std::string_view entry) {
+  for (std::string_view name : {"AWS_PROFILE=", "AWS_DEFAULT_PROFILE=", "KUBECONFIG="})
+    if (entry.starts_with(name)) return true;
+  return false;
+}
+
+}  // namespace
+
+LaunchPlan plan_launch(const LaunchRequest& req, const PluginHost& host) {
+  if (req.argv.empty()) throw UsageError("no command to run", {}, "pass the command after --");
+  if (req.session_dir.empty() || req.session_dir[0] != '/')
+    throw UsageError("--session-dir must be an absolute path", req.session_dir);
+  const BoundaryConfig cfg = read_boundary(req.session_dir);
+  if (!session_complete(req.session_dir))
+    throw SessionError("no complete session at " + req.session_dir, req.session_dir,
+                       "run `agent-boundary --session-dir " + req.session_dir + " reload`");
+  // The plugin loads from the directory pinned at creation, and only if it is still the
+  // directory this binary was installed with.
+  const std::string trusted = installed_plugin_dir();
+  if (resolve_existing_prefix(cfg.plugin_dir) != resolve_existing_prefix(trusted))
+    throw SessionError("the session was created by another agent-boundary installation (" +
+                           cfg.plugin_dir + ")",
+                       req.session_dir, "run `agent-boundary reload` with this installation");
+  const auto backend = load_backend(cfg.backend_plugin, trusted, host);
+
+  LaunchPlan plan;
+  plan.cwd = req.cwd.empty() ? cfg.workdir : absolute_normal(req.cwd, cfg.workdir);
+  WrapRequest wrap{SessionView{req.session_dir, cfg.workdir, cfg.backend_executable}, plan.cwd,
+                   req.argv};
+  plan.argv = backend->wrap(wrap);
+  if (plan.argv.empty() || plan.argv[0].empty() || plan.argv[0][0] != '/')
+    throw BackendError("backend `" + cfg.backend + "` returned no absolute command to run");
+
+  for (char** e = environ; *e; ++e)
+    if (!dropped_from_child(*e)) plan.env.emplace_back(*e);
+  for (const auto& [k, v] : cfg.env) {
+    std::erase_if(plan.env, [&](const std::string& s) { return s.starts_with(k + "="); });
+    plan.env.push_back(k + "=" + v);
+  }
+  const std::string kubeconfig = req.session_dir + "/kubeconfig";
+  struct stat st{};
+  if (::stat(kubeconfig.c_str(), &st) == 0) plan.env.push_back("KUBECONFIG=" + kubeconfig);
+  return plan;
+}
+
+void exec_plan(const LaunchPlan& plan) {
+  std::vector<char*> argv, envp;
+  for (const auto& a : plan.argv) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  for (const auto& e : plan.env) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+  if (::chdir(plan.cwd.c_str()) != 0)
+    throw SystemError("cannot enter " + plan.cwd + ": " + std::strerror(errno), plan.cwd);
+  ::execve(argv[0], argv.data(), envp.data());
+  throw SystemError("cannot run " + plan.argv[0] + ": " + std::strerror(errno), plan.argv[0],
+                    "reinstall it, then run `agent-boundary reload`");
+}
+
+int run_plan(const LaunchPlan& plan) {
+  const pid_t pid = ::fork();
+  if (pid < 0) throw SystemError(std::string("fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    try {
+      exec_plan(plan);
+    } catch (const Error& e) {
+      const std::string msg = render_error(e);
+      (void)!::write(2, msg.data(), msg.size());
+    }
+    ::_exit(126);
+  }
+  // The child shares our terminal: let it handle ^C, we only wait.
+  struct sigaction ign{}, old_int{}, old_quit{};
+  ign.sa_handler = SIG_IGN;
+  sigaction(SIGINT, &ign, &old_int);
+  sigaction(SIGQUIT, &ign, &old_quit);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGQUIT, &old_quit, nullptr);
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 1;
+}
+
+}  // namespace agent_boundary

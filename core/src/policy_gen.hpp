@@ -1,0 +1,30 @@
+// Policy generation: profile + workdir + this machine -> ResolvedPolicy. Runs at session
+// creation and on `reload`/`use` only; the hook path reads the pinned result.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "agent_boundary/policy.hpp"
+#include "profile.hpp"
+
+namespace agent_boundary {
+
+struct GenerationContext {
+  std::string workdir;  // absolute, symlinks resolved
+  // Denied to the sandbox (granted read+write instead when the profile has self_edit):
+  // the session dir, the profiles dir, the plugin dir and the whole state root.
+  std::vector<std::string> protected_paths;
+  // Files inside protected dirs the sandbox must still read (e.g. a session kubeconfig).
+  std::vector<std::string> readable_protected;
+};
+
+struct GenerationResult {
+  ResolvedPolicy policy;
+  std::vector<std::string> warnings;  // e.g. a grant that matched nothing
+};
+
+// Throws ProfileError (with the entry's position) for a path that cannot be expanded.
+GenerationResult generate_policy(const Profile& profile, const GenerationContext& context);
+
+}  // namespace agent_boundary

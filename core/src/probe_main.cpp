@@ -1,0 +1,96 @@
+// agent-boundary's probe: runs inside a boundary and asks the kernel whether one path can
+// be opened for one access. Prints exactly one line and exits 0:
+//   allowed | allowed|target absent | denied|<ERRNO> | error|<what>
+// It never creates, truncates or changes an existing file; for an absent target it does
+// what the tool would do (create the missing dirs and an exclusive new file) and undoes it,
+// because asking about the parent would wrongly allow a denied leaf in an allowed dir.
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+int answer(const char* verdict, const char* detail = nullptr) {
+  if (detail) std::printf("%s|%s\n", verdict, detail);
+  else std::printf("%s\n", verdict);
+  return 0;
+}
+
+int denied(int err) {
+  const char* name = strerrorname_np(err);
+  return answer("denied", name ? name : "EUNKNOWN");
+}
+
+std::string parent_of(const std::string& p) {
+  const auto slash = p.find_last_of('/');
+  return slash == 0 ? "/" : p.substr(0, slash);
+}
+
+bool exists_nofollow(const std::string& p) {
+  struct stat st{};
+  return ::lstat(p.c_str(), &st) == 0;
+}
+
+int probe_absent_read(const std::string& path) {
+  std::string dir = parent_of(path);
+  while (dir != "/" && !exists_nofollow(dir)) dir = parent_of(dir);
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return denied(errno);
+  ::closedir(d);
+  return answer("allowed", "target absent");
+}
+
+int probe_absent_write(const std::string& path) {
+  std::vector<std::string> missing;
+  for (std::string dir = parent_of(path); dir != "/" && !exists_nofollow(dir); dir = parent_of(dir))
+    missing.push_back(dir);
+  std::vector<std::string> created;
+  auto cleanup = [&] {
+    for (auto it = created.rbegin(); it != created.rend(); ++it) ::rmdir(it->c_str());
+  };
+  for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+    if (::mkdir(it->c_str(), 0700) != 0) {
+      const int err = errno;
+      cleanup();
+      return denied(err);
+    }
+    created.push_back(*it);
+  }
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) {
+    const int err = errno;
+    cleanup();
+    return denied(err);
+  }
+  ::close(fd);
+  ::unlink(path.c_str());
+  cleanup();
+  return answer("allowed", "target absent");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 3 || argv[1][0] != '/') return answer("error", "usage: probe /abs/path read|write|readwrite");
+  const std::string path = argv[1];
+  const std::string op = argv[2];
+  int flags = O_CLOEXEC | O_NOCTTY | O_NONBLOCK;  // O_NONBLOCK: a FIFO must not hang us
+  if (op == "read") flags |= O_RDONLY;
+  else if (op == "write") flags |= O_WRONLY;
+  else if (op == "readwrite") flags |= O_RDWR;
+  else return answer("error", "unknown access");
+  const int fd = ::open(path.c_str(), flags);
+  if (fd >= 0) {
+    ::close(fd);
+    return answer("allowed");
+  }
+  if (errno != ENOENT) return denied(errno);
+  return op == "read" ? probe_absent_read(path) : probe_absent_write(path);
+}

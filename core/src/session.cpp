@@ -1,0 +1,337 @@
+#include "session.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <set>
+
+#include "agent_boundary/error.hpp"
+#include "agent_boundary/process.hpp"
+#include "paths.hpp"
+#include "plugin_loader.hpp"
+#include "policy_gen.hpp"
+#include "policy_json.hpp"
+#include "secure_file.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using ordered_json = nlohmann::ordered_json;
+
+namespace agent_boundary {
+namespace {
+
+constexpr int kSelfTestTimeoutMs = 15000;
+
+std::string reload_fix(const std::string& dir) {
+  return "run `agent-boundary --session-dir " + dir + " reload`, or create the session again";
+}
+
+Enforcement enforcement_from(const std::string& s) {
+  if (s == "enforced") return Enforcement::enforced;
+  if (s == "weaker") return Enforcement::weaker;
+  if (s == "unenforced") return Enforcement::unenforced;
+  throw std::invalid_argument("unknown enforcement `" + s + "`");
+}
+
+std::string random_suffix() {
+  static std::mt19937_64 rng{std::random_device{}()};
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "%012llx", static_cast<unsigned long long>(rng() & 0xffffffffffffULL));
+  return buf;
+}
+
+// Trusted executables must not be replaceable from inside the boundary.
+void check_not_sandbox_writable(const std::string& what, const std::string& path,
+                                const ResolvedPolicy& policy) {
+  const std::string real = resolve_existing_prefix(path);
+  for (const auto& g : policy.grants) {
+    if (g.access == Access::read) continue;
+    const std::string granted = resolve_existing_prefix(g.path);
+    if (path_within(real, granted) || path_within(path, g.path))
+      throw SessionError(what + " " + path + " lies in " + g.path +
+                             ", which the boundary lets the sandbox write",
+                         g.path,
+                         "install it outside every writable grant (e.g. under /usr/local) or "
+                         "narrow the grant");
+  }
+}
+
+void self_test(const Backend& backend, const SessionView& view) {
+  std::string truth = "/usr/bin/true";
+  if (::access(truth.c_str(), X_OK) != 0) truth = "/bin/true";
+  WrapRequest req{view, view.workdir, {truth}};
+  const std::vector<std::string> argv = backend.wrap(req);
+  ProcessOptions opts;
+  opts.argv = argv;
+  opts.cwd = view.workdir;
+  opts.timeout_ms = kSelfTestTimeoutMs;
+  const ProcessResult r = run_process(opts);
+  if (r.ok()) return;
+  std::string why = r.timed_out ? "timed out" : first_line(r.err.empty() ? r.out : r.err, 400);
+  if (why.empty()) why = "exit code " + std::to_string(r.exit_code);
+  throw BackendError("the backend could not run a command inside this boundary: " + why,
+                     view.executable.path,
+                     "check the warnings above, the profile's grants, and that the kernel "
+                     "supports the backend (e.g. Landlock for nono)");
+}
+
+std::vector<std::string> protected_paths_for(const SessionRequest& req,
+                                             const Installation& install) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  auto add = [&](const std::string& p) {
+    if (!p.empty() && seen.insert(p).second) out.push_back(p);
+  };
+  add(req.session_dir);
+  add(req.profiles_dir);
+  add(resolve_existing_prefix(install.plugin_dir));
+  add(state_root());
+  for (const auto& p : req.extra_protected) add(resolve_existing_prefix(p));
+  return out;
+}
+
+// Write `files` into `dir` through a sibling staging dir: the self-test runs against the
+// staged files, then each file is renamed into place with boundary.json last.
+void commit_files(const std::string& dir, const std::vector<RenderedFile>& files,
+                  const std::function<void(const std::string& staged_dir)>& verify) {
+  const fs::path target(dir);
+  make_private_dirs(target.parent_path().string());
+  const std::string staging =
+      (target.parent_path() / ("." + target.filename().string() + ".new-" + random_suffix()))
+          .string();
+  if (::mkdir(staging.c_str(), 0700) != 0)
+    throw SystemError("cannot create " + staging + ": " + std::strerror(errno), staging);
+  try {
+    for (const auto& f : files) write_file_atomic(staging + "/" + f.name, f.content);
+    verify(staging);
+    std::error_code ec;
+    if (!fs::exists(target, ec)) {
+      if (::rename(staging.c_str(), dir.c_str()) == 0) return;
+      if (errno != EEXIST && errno != ENOTEMPTY)
+        throw SystemError("cannot create " + dir + ": " + std::strerror(errno), dir);
+    }
+    if (!fs::is_directory(target, ec))
+      throw SessionError("session path exists and is not a directory", dir,
+                         "choose another --session-dir");
+    for (const auto& f : files) {
+      if (f.name == kBoundaryFile) continue;
+      fs::rename(staging + "/" + f.name, dir + "/" + f.name);
+    }
+    fs::rename(staging + "/" + kBoundaryFile, dir + "/" + kBoundaryFile);
+    remove_tree(staging);
+  } catch (...) {
+    remove_tree(staging);
+    throw;
+  }
+}
+
+}  // namespace
+
+Installation Installation::current(const PluginHost& host) {
+  Installation i;
+  i.self_exe = self_executable();
+  i.plugin_dir = installed_plugin_dir();
+  i.helper_dir = installed_helper_dir();
+  const std::string trusted = i.plugin_dir;
+  i.load_backend = [trusted, &host](const std::string& file) {
+    return agent_boundary::load_backend(file, trusted, host);
+  };
+  return i;
+}
+
+std::string boundary_to_json(const BoundaryConfig& c) {
+  ordered_json j;
+  j["format"] = 1;
+  j["profile"] = c.profile;
+  j["profile_file"] = c.profile_file;
+  j["state"] = c.state;
+  j["self_edit"] = c.self_edit;
+  j["workdir"] = c.workdir;
+  j["profiles_dir"] = c.profiles_dir;
+  j["protected_paths"] = c.protected_paths;
+  if (c.aws_profile) j["aws_profile"] = *c.aws_profile;
+  if (c.github_push) j["github"] = {{"push", *c.github_push}};
+  j["env"] = ordered_json::object();
+  for (const auto& [k, v] : c.env) j["env"][k] = v;
+  j["backend"] = {{"name", c.backend},
+                  {"plugin", c.backend_plugin},
+                  {"executable", c.backend_executable.path},
+                  {"version", c.backend_executable.version}};
+  j["plugin_dir"] = c.plugin_dir;
+  j["helper_dir"] = c.helper_dir;
+  j["agent_boundary"] = c.agent_boundary;
+  j["warnings"] = c.warnings;
+  j["deny_state"] = ordered_json::array();
+  for (const auto& d : c.deny_state)
+    j["deny_state"].push_back({{"path", d.path},
+                               {"origin", d.origin},
+                               {"enforcement", to_string(d.enforcement)},
+                               {"reason", d.reason}});
+  return j.dump(2) + "\n";
+}
+
+bool session_complete(const std::string& dir) {
+  struct stat st{};
+  return ::stat((dir + "/" + kBoundaryFile).c_str(), &st) == 0 &&
+         ::stat((dir + "/" + kPolicyFile).c_str(), &st) == 0;
+}
+
+BoundaryConfig read_boundary(const std::string& dir) {
+  const std::string file = dir + "/" + kBoundaryFile;
+  std::optional<std::string> text;
+  try {
+    text = read_file(file, 1 << 20);
+  } catch (const Error& e) {
+    throw SessionError("cannot read the session: " + e.message(), file, reload_fix(dir));
+  }
+  if (!text)
+    throw SessionError("no complete session at " + dir, dir,
+                       "create one with `agent-boundary session create " + dir + "`");
+  try {
+    const json j = json::parse(*text);
+    if (j.at("format").get<int>() != 1) throw std::invalid_argument("unsupported format");
+    BoundaryConfig c;
+    c.profile = j.at("profile").get<std::string>();
+    c.profile_file = j.at("profile_file").get<std::string>();
+    c.state = j.at("state").get<std::string>();
+    c.self_edit = j.at("self_edit").get<bool>();
+    c.workdir = j.at("workdir").get<std::string>();
+    c.profiles_dir = j.at("profiles_dir").get<std::string>();
+    c.protected_paths = j.at("protected_paths").get<std::vector<std::string>>();
+    if (j.contains("aws_profile")) c.aws_profile = j.at("aws_profile").get<std::string>();
+    if (j.contains("github")) c.github_push = j.at("github").at("push").get<bool>();
+    for (const auto& [k, v] : j.at("env").items()) c.env[k] = v.get<std::string>();
+    const json& b = j.at("backend");
+    c.backend = b.at("name").get<std::string>();
+    c.backend_plugin = b.at("plugin").get<std::string>();
+    c.backend_executable.path = b.at("executable").get<std::string>();
+    c.backend_executable.version = b.at("version").get<std::string>();
+    c.plugin_dir = j.at("plugin_dir").get<std::string>();
+    c.helper_dir = j.at("helper_dir").get<std::string>();
+    c.agent_boundary = j.at("agent_boundary").get<std::string>();
+    c.warnings = j.at("warnings").get<std::vector<std::string>>();
+    for (const auto& d : j.at("deny_state"))
+      c.deny_state.push_back(DenyState{d.at("path").get<std::string>(),
+                                       d.at("origin").get<std::string>(),
+                                       enforcement_from(d.at("enforcement").get<std::string>()),
+                                       d.at("reason").get<std::string>()});
+    if (c.state != "on" && c.state != "off")
+      throw std::invalid_argument("state must be \"on\" or \"off\"");
+    for (const std::string* p : {&c.workdir, &c.backend_plugin, &c.backend_executable.path,
+                                 &c.agent_boundary, &c.plugin_dir})
+      if (p->empty() || (*p)[0] != '/') throw std::invalid_argument("a pinned path is not absolute");
+    return c;
+  } catch (const std::exception& e) {
+    throw SessionError(std::string("corrupt boundary.json: ") + e.what(), file, reload_fix(dir));
+  }
+}
+
+SessionOutcome write_session(const SessionRequest& req, const Installation& install) {
+  if (req.state != "on" && req.state != "off")
+    throw UsageError("state must be `on` or `off`, not `" + req.state + "`");
+  if (req.session_dir.empty() || req.session_dir[0] != '/')
+    throw UsageError("the session dir must be absolute", req.session_dir);
+
+  const std::string profile_file = find_profile(req.profiles_dir, req.profile_name);
+  const Profile profile = load_profile_file(profile_file);
+  const std::string backend_name = !req.backend.empty() ? req.backend
+                                   : profile.backend      ? *profile.backend
+                                                          : "nono";
+  const std::string plugin = plugin_file(install.plugin_dir, PluginKind::backend, backend_name);
+  const std::shared_ptr<Backend> backend = install.load_backend(plugin);
+  const BackendExecutable exe = backend->locate("");
+  backend->preflight(exe);
+
+  GenerationContext ctx;
+  ctx.workdir = req.workdir;
+  ctx.protected_paths = protected_paths_for(req, install);
+  GenerationResult gen = generate_policy(profile, ctx);
+  const ResolvedPolicy& policy = gen.policy;
+
+  check_not_sandbox_writable("the backend executable", exe.path, policy);
+  check_not_sandbox_writable("agent-boundary", install.self_exe, policy);
+  check_not_sandbox_writable("the plugin directory", install.plugin_dir, policy);
+  check_not_sandbox_writable("the helper directory", install.helper_dir, policy);
+
+  BoundaryConfig config;
+  config.deny_state = backend->deny_state(policy, exe);
+  for (const auto& d : config.deny_state) {
+    if (d.enforcement == Enforcement::enforced) continue;
+    if (d.origin == "self-protection" && d.enforcement == Enforcement::unenforced)
+      throw SessionError("the backend `" + backend_name + "` cannot deny " + d.path +
+                             " to the sandbox: " + d.reason,
+                         d.path,
+                         "agent-boundary's own state must stay out of reach; narrow the grant "
+                         "that covers it, or use a session dir outside every grant");
+    gen.warnings.push_back("deny of " + d.path + " is " + to_string(d.enforcement) + " with " +
+                           backend_name + ": " + d.reason);
+  }
+
+  config.profile = req.profile_name;
+  config.profile_file = profile_file;
+  config.state = req.state;
+  config.self_edit = profile.self_edit;
+  config.workdir = req.workdir;
+  config.profiles_dir = req.profiles_dir;
+  config.protected_paths = ctx.protected_paths;
+  config.aws_profile = profile.aws_profile;
+  config.github_push = profile.github_push;
+  config.env = policy.env;
+  config.backend = backend_name;
+  config.backend_plugin = plugin;
+  config.plugin_dir = install.plugin_dir;
+  config.helper_dir = install.helper_dir;
+  config.backend_executable = exe;
+  config.agent_boundary = install.self_exe;
+  config.warnings = gen.warnings;
+
+  SessionView view{req.session_dir, req.workdir, exe};
+  std::vector<RenderedFile> files = backend->render(policy, view);
+  for (const auto& f : files)
+    if (f.name.empty() || f.name.find('/') != std::string::npos || f.name == kBoundaryFile ||
+        f.name == kPolicyFile || f.name[0] == '.')
+      throw BackendError("backend rendered an invalid file name `" + f.name + "`");
+  files.push_back({kPolicyFile, policy_to_json(policy)});
+  files.push_back({kBoundaryFile, boundary_to_json(config)});
+
+  commit_files(req.session_dir, files, [&](const std::string& staged) {
+    SessionView staged_view = view;
+    staged_view.session_dir = staged;
+    self_test(*backend, staged_view);
+  });
+  return {config, gen.warnings};
+}
+
+SessionOutcome regenerate_session(const std::string& dir, const std::optional<std::string>& profile,
+                                  const Installation& install) {
+  const BoundaryConfig old = read_boundary(dir);
+  SessionRequest req;
+  req.session_dir = dir;
+  req.profile_name = profile ? *profile : old.profile;
+  req.profiles_dir = old.profiles_dir;
+  req.workdir = old.workdir;
+  req.backend = old.backend;
+  req.state = old.state;
+  // Protections pinned at creation stay (a harness may have added its plugin root).
+  for (const auto& p : old.protected_paths) req.extra_protected.push_back(p);
+  return write_session(req, install);
+}
+
+BoundaryConfig set_session_state(const std::string& dir, const std::string& state) {
+  if (state != "on" && state != "off") throw UsageError("state must be `on` or `off`");
+  BoundaryConfig c = read_boundary(dir);
+  c.state = state;
+  write_file_atomic(dir + "/" + kBoundaryFile, boundary_to_json(c));
+  return c;
+}
+
+std::string describe(const BoundaryConfig& c) {
+  std::string s = "profile " + c.profile + " state " + c.state;
+  if (c.self_edit) s += " SELF-EDIT (soft boundary: the agent can switch or disable it)";
+  return s;
+}
+
+}  // namespace agent_boundary

@@ -1,0 +1,97 @@
+// Sessions: a directory under the state root holding one pinned boundary.
+//
+//   boundary.json   what was pinned at creation: profile, state, workdir, protected paths,
+//                   the backend plugin and executable and our own binary, by absolute path
+//   policy.json     the resolved, backend-neutral policy
+//   <backend files> the backend's rendering (e.g. nono-profile.json)
+//
+// Only creation, `reload` and `use` generate; `on`/`off` change the state alone; the hook
+// and the launcher only read.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agent_boundary/backend.hpp"
+#include "agent_boundary/plugin_host.hpp"
+#include "profile.hpp"
+
+namespace agent_boundary {
+
+inline constexpr const char* kBoundaryFile = "boundary.json";
+inline constexpr const char* kPolicyFile = "policy.json";
+
+struct BoundaryConfig {
+  std::string profile;  // the profile's name (file stem)
+  std::string profile_file;
+  std::string state = "on";  // "on" or "off"
+  bool self_edit = false;
+  std::string workdir;
+  std::string profiles_dir;
+  std::vector<std::string> protected_paths;
+  std::optional<std::string> aws_profile;
+  std::optional<bool> github_push;
+  std::map<std::string, std::string> env;  // set inside the boundary by the launcher
+  std::string backend;                     // plugin name
+  std::string backend_plugin;              // absolute path of the .so
+  std::string plugin_dir;                  // the trusted dir the plugins load from
+  std::string helper_dir;
+  BackendExecutable backend_executable;
+  std::string agent_boundary;  // absolute path of our own binary
+  std::vector<std::string> warnings;  // from generation and deny-state, for `status`
+  std::vector<DenyState> deny_state;
+};
+
+std::string boundary_to_json(const BoundaryConfig& config);
+// Throws SessionError: missing ("no complete session"), unreadable or corrupt.
+BoundaryConfig read_boundary(const std::string& session_dir);
+// A session is complete when boundary.json and policy.json both exist.
+bool session_complete(const std::string& session_dir);
+
+struct SessionRequest {
+  std::string session_dir;   // absolute
+  std::string profile_name;  // a name in profiles_dir
+  std::string profiles_dir;  // absolute
+  std::string workdir;       // absolute
+  std::string backend;       // empty: the profile's `backend:`, else "nono"
+  std::string state = "on";
+  std::vector<std::string> extra_protected;  // e.g. a harness's plugin root
+};
+
+struct SessionOutcome {
+  BoundaryConfig config;
+  std::vector<std::string> warnings;
+};
+
+// Where this agent-boundary is installed, and how it loads a backend. Tests replace the
+// loader to run session logic against a mock Backend.
+struct Installation {
+  std::string self_exe;
+  std::string plugin_dir;
+  std::string helper_dir;
+  std::function<std::shared_ptr<Backend>(const std::string& plugin_file)> load_backend;
+  static Installation current(const PluginHost& host);
+};
+
+// Generate and pin a session (new or existing dir). Nothing is half-written on failure: a
+// new dir appears complete or not at all; an existing one keeps its old files. The backend
+// runs `true` inside the new boundary before anything is committed (self-test).
+SessionOutcome write_session(const SessionRequest& request, const Installation& install);
+
+// Regenerate an existing session from its pinned profiles dir and workdir (`reload`), or
+// with another profile (`use`). Keeps the state.
+SessionOutcome regenerate_session(const std::string& session_dir,
+                                  const std::optional<std::string>& profile,
+                                  const Installation& install);
+
+// Change the state only (`on`/`off`); the pinned policy is untouched.
+BoundaryConfig set_session_state(const std::string& session_dir, const std::string& state);
+
+// "profile <p> state <s>[ SELF-EDIT ...]"
+std::string describe(const BoundaryConfig& config);
+
+}  // namespace agent_boundary
