@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Install agent-boundary and everything it needs on a Debian machine:
+#   scripts/install.sh [--prefix DIR] [--deps-only]
+# Debian packages (build tools, libraries, test tools), nono (pinned, built with cargo),
+# then our build installed into the prefix (default /usr/local as root, ~/.local otherwise).
+set -euo pipefail
+
+NONO_VERSION=0.80.0
+repo=$(cd "$(dirname "$0")/.." && pwd)
+prefix=""
+deps_only=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --prefix) prefix=$2; shift 2 ;;
+    --deps-only) deps_only=1; shift ;;
+    *) echo "usage: scripts/install.sh [--prefix DIR] [--deps-only]" >&2; exit 2 ;;
+  esac
+done
+if [ -z "$prefix" ]; then
+  if [ "$(id -u)" = 0 ]; then prefix=/usr/local; else prefix=$HOME/.local; fi
+fi
+
+say() { printf 'install: %s\n' "$*" >&2; }
+
+debian_packages=(
+  build-essential cmake ninja-build pkg-config git clang-format
+  libboost-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libspdlog-dev
+  libgtest-dev libgmock-dev googletest
+  python3 python3-pytest hyperfine
+)
+missing=()
+for p in "${debian_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" != 0 ]; then
+    say "missing Debian packages: ${missing[*]}"
+    say "run as root: apt-get install ${missing[*]}"
+    exit 1
+  fi
+  say "installing Debian packages: ${missing[*]}"
+  DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# nono: pinned, built from crates.io with the lockfile it was released with. Installed into
+# the prefix's bin, a directory no sandbox is granted, so it can be pinned safely.
+nono_ok() {
+  local v
+  v=$("$prefix/bin/nono" --version 2>/dev/null | awk '{print $2}') || return 1
+  [ "$v" = "$NONO_VERSION" ]
+}
+if ! nono_ok; then
+  command -v cargo >/dev/null || { say "cargo is needed to build nono; install Rust with rustup"; exit 1; }
+  say "building nono $NONO_VERSION (cargo install nono-cli --locked; this takes several minutes)"
+  cargo install nono-cli --version "$NONO_VERSION" --locked --root "$prefix" --quiet
+fi
+
+[ "$deps_only" = 1 ] && exit 0
+
+build=${AB_BUILD_DIR:-$repo/build-release}
+cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DAB_BUILD_TESTS=OFF \
+  -DCMAKE_INSTALL_PREFIX="$prefix" >/dev/null
+cmake --build "$build"
+cmake --install "$build" >/dev/null
+say "installed agent-boundary into $prefix (binary: $prefix/bin/agent-boundary)"
+"$prefix/bin/agent-boundary" plugins
