@@ -81,6 +81,15 @@ ProbeResult parse_probe_output(const ProcessResult& r, int timeout_ms) {
 
 NonoBackend::NonoBackend(const PluginHost& host) : host_(host) {}
 
+const std::vector<std::string>& NonoBackend::granted_dirs(const std::string& exe,
+                                                          const std::string& profile) const {
+  const std::string key = exe + '\n' + profile;
+  auto it = granted_dirs_cache_.find(key);
+  if (it == granted_dirs_cache_.end())
+    it = granted_dirs_cache_.emplace(key, granted_directories(exe, profile)).first;
+  return it->second;
+}
+
 BackendExecutable NonoBackend::locate(const std::string& hint) const {
   return find_nono(hint, self_dir());
 }
@@ -108,7 +117,7 @@ std::vector<DenyState> NonoBackend::deny_state(const ResolvedPolicy& policy,
   // (including its own groups, such as /tmp) and mark every deny below one.
   const std::string base = render_nono_profile(policy, {}, {host_.helper_path("probe")});
   std::vector<std::pair<std::string, std::string>> dirs;
-  for (const auto& d : granted_directories(exe.path, base)) dirs.emplace_back(d, resolved(d));
+  for (const auto& d : granted_dirs(exe.path, base)) dirs.emplace_back(d, resolved(d));
   for (const auto& deny : policy.denies) {
     DenyState s{deny.path, deny.origin, Enforcement::enforced, {}};
     const std::string real = resolved(deny.path);

@@ -2,6 +2,7 @@
 // mode (`nono wrap`: apply the sandbox, then exec; no supervisor process stays behind).
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -29,7 +30,13 @@ class NonoBackend final : public Backend {
   ProbeResult probe(const ProbeRequest& request) const override;
 
  private:
+  // deny_state and render both need nono's view of the same policy at session creation:
+  // ask nono once per distinct profile text.
+  const std::vector<std::string>& granted_dirs(const std::string& exe,
+                                                const std::string& profile) const;
+
   const PluginHost& host_;
+  mutable std::map<std::string, std::vector<std::string>> granted_dirs_cache_;
 };
 
 // nono_executable.cpp

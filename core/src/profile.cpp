@@ -36,10 +36,8 @@ namespace {
 
 // The one list of top-level keys the reader accepts (the schema test checks against it).
 constexpr std::array<std::string_view, 15> kTopKeys = {
-    "name",  "description", "self_edit", "git_common_dir",   "aws",
-    "kube",  "github",      "allow",     "read",             "write",
-    "deny",  "resolve_symlinks",         "env",              "nono",
-    "backend"};
+    "name", "description", "self_edit", "git_common_dir",   "aws", "kube", "github", "allow",
+    "read", "write",       "deny",      "resolve_symlinks", "env", "nono", "backend"};
 constexpr std::array<std::string_view, 1> kAwsKeys = {"profile"};
 constexpr std::array<std::string_view, 2> kKubeKeys = {"eks", "orbstack"};
 constexpr std::array<std::string_view, 1> kGithubKeys = {"push"};
@@ -99,8 +97,7 @@ class Context {
   Pos pos_of_offset(std::size_t off) const {
     off = std::min(off, text_.size());
     const auto it = std::upper_bound(line_starts_.begin(), line_starts_.end(), off) - 1;
-    return Pos{static_cast<int>(it - line_starts_.begin()) + 1,
-               static_cast<int>(off - *it) + 1};
+    return Pos{static_cast<int>(it - line_starts_.begin()) + 1, static_cast<int>(off - *it) + 1};
   }
 
  private:
@@ -307,9 +304,7 @@ class Checker {
 
  private:
   const YNode& node(const Slot& s) const { return nodes_[s.node]; }
-  void add(Pos p, std::string msg, std::string fix) {
-    ctx_.add(p, std::move(msg), std::move(fix));
-  }
+  void add(Pos p, std::string msg, std::string fix) { ctx_.add(p, std::move(msg), std::move(fix)); }
 
   // True when the node is unusable for reasons already reported (alias) or reported now
   // (explicit tag).
@@ -390,8 +385,7 @@ class Checker {
 };
 
 template <std::size_t N>
-std::vector<Entry> Checker::entries(const Slot& map,
-                                    const std::array<std::string_view, N>* known,
+std::vector<Entry> Checker::entries(const Slot& map, const std::array<std::string_view, N>* known,
                                     const std::string& where) {
   std::vector<Entry> out;
   std::map<std::string, Pos> seen;
@@ -600,8 +594,7 @@ void Checker::symlink_list(const Entry& e, std::vector<SymlinkSpec>& out) {
       }
     }
     if (!have_path) {
-      add(s.pos, "missing required key `path` in a `resolve_symlinks` item",
-          "add `path: PATH`");
+      add(s.pos, "missing required key `path` in a `resolve_symlinks` item", "add `path: PATH`");
       ok = false;
     }
     if (ok) out.push_back(std::move(spec));
@@ -718,8 +711,8 @@ std::optional<Profile> Checker::check(std::size_t root) {
   }
   if (refused(rs)) return std::nullopt;
   if (r.kind != Kind::mapping) {
-    add(rs.pos, std::string("the top level of a profile must be a mapping, got ") +
-                    describe_kind(r),
+    add(rs.pos,
+        std::string("the top level of a profile must be a mapping, got ") + describe_kind(r),
         "write `key: value` lines, starting with `name:` and `description:`");
     return std::nullopt;
   }
@@ -832,8 +825,7 @@ std::string syntax_fix(const std::string& msg, const std::string& text) {
       at_line_start = false;
     }
   }
-  if (tab_indent)
-    return "indent with spaces, not tabs: YAML does not allow tabs in indentation";
+  if (tab_indent) return "indent with spaces, not tabs: YAML does not allow tabs in indentation";
   if (msg.find("illegal map value") != std::string::npos)
     return "check the indentation and that each `key: value` has a space after the colon; "
            "tabs are not allowed in indentation";
@@ -924,8 +916,8 @@ ParseResult parse_profile_text(const std::string& text, const std::string& displ
     return parse_impl(text, display_name);
   } catch (const std::exception& e) {
     ParseResult r;
-    r.diagnostics.push_back(file_diag(display_name, std::string("cannot read the profile: ") +
-                                                        e.what(),
+    r.diagnostics.push_back(file_diag(display_name,
+                                      std::string("cannot read the profile: ") + e.what(),
                                       "report this as a bug, with the file"));
     return r;
   }
@@ -943,12 +935,11 @@ ParseResult parse_profile_file(const std::string& path) {
     const std::string file = ec ? path : abs.lexically_normal().string();
     const fs::file_status st = fs::status(file, ec);
     if (ec || !fs::exists(st)) {
-      r.diagnostics.push_back(
-          file_diag(file,
-                    ec && ec != std::errc::no_such_file_or_directory
-                        ? "cannot read the profile: " + ec.message()
-                        : std::string("profile file not found"),
-                    "check the path, or create the profile there"));
+      r.diagnostics.push_back(file_diag(file,
+                                        ec && ec != std::errc::no_such_file_or_directory
+                                            ? "cannot read the profile: " + ec.message()
+                                            : std::string("profile file not found"),
+                                        "check the path, or create the profile there"));
       return r;
     }
     if (!fs::is_regular_file(st)) {

@@ -35,28 +35,27 @@ json boolean(const std::string& description, bool def) {
 }
 
 json symlink_item() {
-  json spec = {
-      {"type", "object"},
-      {"description", "A symlink to follow, with the access to grant on every hop."},
-      {"additionalProperties", false},
-      {"required", json::array({"path"})},
-      {"properties",
-       {{"path", path_string("The symlink (or plain file) to resolve.")},
-        {"access",
-         {{"type", "string"},
-          {"enum", json::array({"allow", "read", "write"})},
-          {"default", "read"},
-          {"description",
-           "Access granted on each hop of the chain: `allow` (read and write), `read` or "
-           "`write`."}}},
-        {"bypass_protection",
-         boolean("Exempt these paths from the backend's built-in credential denies "
-                 "(e.g. nono's deny groups). Use only for paths you mean to expose.",
-                 false)}}}};
+  json spec = {{"type", "object"},
+               {"description", "A symlink to follow, with the access to grant on every hop."},
+               {"additionalProperties", false},
+               {"required", json::array({"path"})},
+               {"properties",
+                {{"path", path_string("The symlink (or plain file) to resolve.")},
+                 {"access",
+                  {{"type", "string"},
+                   {"enum", json::array({"allow", "read", "write"})},
+                   {"default", "read"},
+                   {"description",
+                    "Access granted on each hop of the chain: `allow` (read and write), `read` or "
+                    "`write`."}}},
+                 {"bypass_protection",
+                  boolean("Exempt these paths from the backend's built-in credential denies "
+                          "(e.g. nono's deny groups). Use only for paths you mean to expose.",
+                          false)}}}};
   return json{
       {"description", "A path string (resolved with read access), or a mapping with options."},
-      {"anyOf", json::array({path_string("A symlink (or plain file) to resolve, read-only."),
-                             spec})}};
+      {"anyOf",
+       json::array({path_string("A symlink (or plain file) to resolve, read-only."), spec})}};
 }
 
 json build_schema() {
@@ -68,15 +67,15 @@ json build_schema() {
                     "against the file name)."}};
   props["description"] = {{"type", "string"},
                           {"description", "What this boundary is for (informational)."}};
-  props["self_edit"] =
-      boolean("When true, agent-boundary's own files (session dir, profiles dir, plugin root, "
-              "state root) become writable instead of denied: a soft boundary the agent can "
-              "change or switch off.",
-              false);
-  props["git_common_dir"] =
-      boolean("Grant the repository's real git common dir, so git works in linked worktrees. "
-              "Its hooks then become writable from inside.",
-              true);
+  props["self_edit"] = boolean(
+      "When true, agent-boundary's own files (session dir, profiles dir, plugin root, "
+      "state root) become writable instead of denied: a soft boundary the agent can "
+      "change or switch off.",
+      false);
+  props["git_common_dir"] = boolean(
+      "Grant the repository's real git common dir, so git works in linked worktrees. "
+      "Its hooks then become writable from inside.",
+      true);
   props["aws"] = {
       {"type", json::array({"object", "null"})},
       {"description",
@@ -95,8 +94,8 @@ json build_schema() {
       {"description", "Generate a session kubeconfig with the named clusters."},
       {"additionalProperties", false},
       {"properties",
-       {{"eks", boolean("Include the EKS cluster of the `aws.profile` account (requires `aws`).",
-                        false)},
+       {{"eks",
+         boolean("Include the EKS cluster of the `aws.profile` account (requires `aws`).", false)},
         {"orbstack", boolean("Include the local OrbStack cluster.", false)}}}};
   props["github"] = {
       {"type", json::array({"object", "null"})},
@@ -154,10 +153,10 @@ json build_schema() {
       {"if",
        {{"required", json::array({"kube"})},
         {"properties",
-         {{"kube", {{"required", json::array({"eks"})}, {"properties", {{"eks", {{"const", true}}}}}}}}}}},
+         {{"kube",
+           {{"required", json::array({"eks"})}, {"properties", {{"eks", {{"const", true}}}}}}}}}}},
       {"then",
-       {{"required", json::array({"aws"})},
-        {"properties", {{"aws", {{"type", "object"}}}}}}}};
+       {{"required", json::array({"aws"})}, {"properties", {{"aws", {{"type", "object"}}}}}}}};
   return schema;
 }
 

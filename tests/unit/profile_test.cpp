@@ -51,8 +51,8 @@ Profile ok(const std::string& text) {
   return r.profile.value_or(Profile{});
 }
 
-MATCHER_P2(At, line, column, "is at " + ::testing::PrintToString(line) + ":" +
-                                 ::testing::PrintToString(column)) {
+MATCHER_P2(At, line, column,
+           "is at " + ::testing::PrintToString(line) + ":" + ::testing::PrintToString(column)) {
   *result_listener << "is " << arg.str();
   return arg.pos.line == line && arg.pos.column == column;
 }
@@ -183,9 +183,9 @@ TEST(ProfileParse, Defaults) {
 }
 
 TEST(ProfileParse, EmptyCollectionsAndNullables) {
-  const Profile q =
-      ok(kHead + "aws: null\ngithub: ~\nkube: {}\nallow: []\nread: []\nwrite: []\n"
-                 "deny: []\nresolve_symlinks: []\nenv: {}\nnono: {}\n");
+  const Profile q = ok(kHead +
+                       "aws: null\ngithub: ~\nkube: {}\nallow: []\nread: []\nwrite: []\n"
+                       "deny: []\nresolve_symlinks: []\nenv: {}\nnono: {}\n");
   EXPECT_FALSE(q.aws_profile.has_value());
   EXPECT_FALSE(q.github_push.has_value());
   EXPECT_FALSE(q.kube_eks);
@@ -264,12 +264,12 @@ TEST(ProfileErrors, MissingRequiredKeys) {
 
 TEST(ProfileErrors, MultipleErrorsReportedTogetherInOrder) {
   const std::string text =
-      "name: t\n"               // 1
-      "descripton: d\n"         // 2  unknown (and description missing)
-      "self_edit: yes\n"        // 3
-      "allow: [relative/x]\n"   // 4
-      "env: {N: 1}\n"           // 5
-      "kube: {eks: true}\n";    // 6
+      "name: t\n"              // 1
+      "descripton: d\n"        // 2  unknown (and description missing)
+      "self_edit: yes\n"       // 3
+      "allow: [relative/x]\n"  // 4
+      "env: {N: 1}\n"          // 5
+      "kube: {eks: true}\n";   // 6
   ParseResult r = parse(text);
   EXPECT_FALSE(r.profile.has_value());
   ASSERT_EQ(r.diagnostics.size(), 6u) << dump(r);
@@ -650,7 +650,8 @@ TEST(ProfileRobustness, NeverThrowsOnOddInput) {
       std::string(3000, '-') + " x",
   };
   std::string nested_maps;
-  for (int i = 0; i < 2500; ++i) nested_maps += std::string(static_cast<std::size_t>(i), ' ') + "a:\n";
+  for (int i = 0; i < 2500; ++i)
+    nested_maps += std::string(static_cast<std::size_t>(i), ' ') + "a:\n";
   inputs.push_back(nested_maps);
   std::mt19937 rng(12345);
   const std::string alphabet = "ab:-[]{}&*!|>'\"#,?~ \n\t%@`0\\";
@@ -736,8 +737,8 @@ TEST_F(ProfileFiles, LoadThrowsListingEveryDiagnostic) {
   } catch (const ProfileError& e) {
     EXPECT_EQ(e.where(), bad);
     EXPECT_EQ(e.message(), bad + ":1:1: missing required key `description`; " +
-                               "add `description: ...` saying what this boundary is for\n" +
-                               bad + ":2:1: unknown key `alow`; did you mean `allow`?\n" + bad +
+                               "add `description: ...` saying what this boundary is for\n" + bad +
+                               ":2:1: unknown key `alow`; did you mean `allow`?\n" + bad +
                                ":3:12: expected true or false, got `yes`; write true or false");
   }
   EXPECT_THROW(load_profile_file(dir_ + "/none.yaml"), ProfileError);
@@ -796,8 +797,8 @@ TEST_F(ProfileFiles, ListProfiles) {
 // JSON Schema.
 
 const std::vector<std::string> kExpectedKeys = {
-    "name", "description", "self_edit", "git_common_dir", "aws",  "kube",    "github", "allow",
-    "read", "write",       "deny",      "resolve_symlinks", "env", "nono",   "backend"};
+    "name", "description", "self_edit", "git_common_dir",   "aws", "kube", "github", "allow",
+    "read", "write",       "deny",      "resolve_symlinks", "env", "nono", "backend"};
 
 // A minimal valid value for each top-level key.
 std::string sample_value(const std::string& key) {
@@ -846,8 +847,8 @@ TEST(ProfileSchema, ClosedObjectsAndDescriptionsEverywhere) {
         if (!node.is_object()) return;
         const auto type = node.value("type", nlohmann::json());
         const bool is_object_schema =
-            type == "object" || (type.is_array() && std::find(type.begin(), type.end(),
-                                                              "object") != type.end());
+            type == "object" ||
+            (type.is_array() && std::find(type.begin(), type.end(), "object") != type.end());
         if (is_object_schema && where != "/properties/nono") {
           ++objects;
           EXPECT_EQ(node.value("additionalProperties", nlohmann::json(true)), false) << where;
@@ -871,8 +872,9 @@ TEST(ProfileSchema, ClosedObjectsAndDescriptionsEverywhere) {
       };
   walk(s, "");
   EXPECT_GE(objects, 6);
-  EXPECT_EQ(s["properties"]["resolve_symlinks"]["items"]["anyOf"][1]["properties"]["access"]["enum"],
-            nlohmann::json({"allow", "read", "write"}));
+  EXPECT_EQ(
+      s["properties"]["resolve_symlinks"]["items"]["anyOf"][1]["properties"]["access"]["enum"],
+      nlohmann::json({"allow", "read", "write"}));
   EXPECT_EQ(s["properties"]["backend"]["pattern"], "^[a-z][a-z0-9_-]{0,31}$");
 }
 
