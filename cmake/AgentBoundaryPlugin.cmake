@@ -16,6 +16,13 @@ function(agent_boundary_add_plugin name)
     CXX_STANDARD 20 CXX_STANDARD_REQUIRED ON
     CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
   target_link_options(${target} PRIVATE "LINKER:--no-undefined" "LINKER:-z,defs")
+  # Hidden visibility does not hide what libstdc++'s headers declare with default visibility
+  # (typeinfo of std templates, STB_GNU_UNIQUE statics); a version script keeps the export
+  # list to the descriptor alone.
+  set(exports "${CMAKE_CURRENT_BINARY_DIR}/${target}.exports")
+  file(CONFIGURE OUTPUT "${exports}" CONTENT "{\n  global: ab_plugin_entry_v1;\n  local: *;\n};\n")
+  target_link_options(${target} PRIVATE "LINKER:--version-script=${exports}")
+  set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS "${exports}")
   if(ARG_OUTPUT_DIRECTORY)
     set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY "${ARG_OUTPUT_DIRECTORY}")
   elseif(DEFINED AB_BUILD_PLUGIN_DIR)

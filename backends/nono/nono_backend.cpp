@@ -61,15 +61,18 @@ ProbeResult parse_probe_output(const ProcessResult& r, int timeout_ms) {
   if (r.exit_code != 0 || r.signal != 0 || line.empty()) {
     out.verdict = ProbeResult::Verdict::inconclusive;
     std::string why = first_line(r.err);
-    if (why.empty()) why = "probe exited " + std::to_string(r.signal ? 128 + r.signal : r.exit_code);
+    if (why.empty())
+      why = "probe exited " + std::to_string(r.signal ? 128 + r.signal : r.exit_code);
     out.detail = "probe inconclusive: " + why;
     return out;
   }
   const auto bar = line.find('|');
   const std::string verdict = line.substr(0, bar);
   out.detail = bar == std::string::npos ? "" : line.substr(bar + 1);
-  if (verdict == "allowed") out.verdict = ProbeResult::Verdict::allowed;
-  else if (verdict == "denied") out.verdict = ProbeResult::Verdict::denied;
+  if (verdict == "allowed")
+    out.verdict = ProbeResult::Verdict::allowed;
+  else if (verdict == "denied")
+    out.verdict = ProbeResult::Verdict::denied;
   else {
     out.verdict = ProbeResult::Verdict::inconclusive;
     out.detail = "probe inconclusive: " + line;
@@ -98,12 +101,11 @@ void NonoBackend::preflight(const BackendExecutable&) const {
 #ifdef __linux__
   const int abi = landlock_abi();
   if (abi < 1)
-    throw BackendError(std::string("Landlock is not available on this kernel (") +
-                           std::strerror(-abi) + ")",
-                       {},
-                       "nono needs Linux 5.13+ with Landlock enabled: build the kernel with "
-                       "CONFIG_SECURITY_LANDLOCK=y and add `landlock` to the `lsm=` boot "
-                       "parameter; or choose another backend with --backend");
+    throw BackendError(
+        std::string("Landlock is not available on this kernel (") + std::strerror(-abi) + ")", {},
+        "nono needs Linux 5.13+ with Landlock enabled: build the kernel with "
+        "CONFIG_SECURITY_LANDLOCK=y and add `landlock` to the `lsm=` boot "
+        "parameter; or choose another backend with --backend");
   host_.debug("Landlock ABI " + std::to_string(abi));
 #endif
 }
@@ -144,25 +146,23 @@ std::vector<RenderedFile> NonoBackend::render(const ResolvedPolicy& policy,
   const auto states = deny_state(policy, session.executable);
   for (std::size_t i = 0; i < policy.denies.size(); ++i)
     if (states[i].enforcement != Enforcement::unenforced) enforceable.push_back(policy.denies[i]);
-  return {{kProfileFile,
-           render_nono_profile(policy, enforceable, {host_.helper_path("probe")})}};
+  return {{kProfileFile, render_nono_profile(policy, enforceable, {host_.helper_path("probe")})}};
 }
 
 std::vector<std::string> NonoBackend::wrap(const WrapRequest& request) const {
-  std::vector<std::string> argv = {request.session.executable.path,
-                                   "wrap",
-                                   "--silent",
-                                   "--profile",
-                                   request.session.session_dir + "/" + kProfileFile,
-                                   "--workdir",
-                                   request.session.workdir,
-                                   "--"};
+  std::vector<std::string> argv = {
+      request.session.executable.path, "wrap", "--silent", "--profile",
+      request.session.session_dir + "/" + kProfileFile,
+      // nono starts the command in --workdir; every path of
+      // the profile is already expanded, so this is the cwd.
+      "--workdir", request.cwd.empty() ? request.session.workdir : request.cwd, "--"};
   argv.insert(argv.end(), request.argv.begin(), request.argv.end());
   return argv;
 }
 
 ProbeResult NonoBackend::probe(const ProbeRequest& request) const {
-  WrapRequest w{request.session, request.cwd,
+  WrapRequest w{request.session,
+                request.cwd,
                 {host_.helper_path("probe"), request.path, to_string(request.access)}};
   ProcessOptions opts;
   opts.argv = wrap(w);

@@ -33,7 +33,7 @@ class NonoBackend final : public Backend {
   // deny_state and render both need nono's view of the same policy at session creation:
   // ask nono once per distinct profile text.
   const std::vector<std::string>& granted_dirs(const std::string& exe,
-                                                const std::string& profile) const;
+                                               const std::string& profile) const;
 
   const PluginHost& host_;
   mutable std::map<std::string, std::vector<std::string>> granted_dirs_cache_;

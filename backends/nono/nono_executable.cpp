@@ -15,7 +15,7 @@ namespace agent_boundary::nono {
 namespace {
 
 bool is_executable_file(const std::string& p) {
-  struct stat st{};
+  struct stat st {};
   return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(p.c_str(), X_OK) == 0;
 }
 
@@ -51,7 +51,8 @@ int compare_versions(const std::string& a, const std::string& b) {
 
 BackendExecutable find_nono(const std::string& hint, const std::string& beside_dir) {
   std::vector<std::string> candidates;
-  if (!hint.empty()) candidates.push_back(hint);
+  if (!hint.empty())
+    candidates.push_back(hint);
   else if (const char* env = std::getenv("AGENT_BOUNDARY_NONO"); env && *env)
     candidates.push_back(env);
   else {
@@ -85,9 +86,9 @@ BackendExecutable find_nono(const std::string& hint, const std::string& beside_d
                          exe, install_fix());
     const std::string version = line.substr(5);
     if (compare_versions(version, kMinimumVersion) < 0)
-      throw BackendError("nono " + version + " is too old; agent-boundary needs " +
-                             kMinimumVersion + " or newer",
-                         exe, install_fix());
+      throw BackendError(
+          "nono " + version + " is too old; agent-boundary needs " + kMinimumVersion + " or newer",
+          exe, install_fix());
     return {exe, version};
   }
   throw BackendError("nono was not found (looked beside agent-boundary and on PATH)", {},

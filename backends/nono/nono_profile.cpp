@@ -44,8 +44,10 @@ std::string render_nono_profile(const ResolvedPolicy& policy, const std::vector<
     const ordered_json block = ordered_json::parse(it->second);
     if (!block.is_object()) throw BackendError("the profile's `nono:` block is not a mapping");
     for (const auto& [k, v] : block.items()) {
-      if (k == "filesystem") extra_fs = v;
-      else out[k] = v;
+      if (k == "filesystem")
+        extra_fs = v;
+      else
+        out[k] = v;
     }
   }
   ordered_json fs = ordered_json::object();
@@ -58,15 +60,18 @@ std::string render_nono_profile(const ResolvedPolicy& policy, const std::vector<
   }
   for (const auto& f : extra_read_files) append_unique(fs["read_file"], f);
   for (const auto& d : denies) append_unique(fs["deny"], d.path);
-  if (!extra_fs.is_object()) throw BackendError("`nono.filesystem` in the profile is not a mapping");
+  if (!extra_fs.is_object())
+    throw BackendError("`nono.filesystem` in the profile is not a mapping");
   for (const auto& [k, v] : extra_fs.items()) {
     if (!v.is_array()) throw BackendError("`nono.filesystem." + k + "` must be a list");
     if (!fs.contains(k)) fs[k] = ordered_json::array();
     for (const auto& item : v) append_unique(fs[k], item);
   }
   for (auto it = fs.begin(); it != fs.end();) {
-    if (it->is_array() && it->empty()) it = fs.erase(it);
-    else ++it;
+    if (it->is_array() && it->empty())
+      it = fs.erase(it);
+    else
+      ++it;
   }
   out["filesystem"] = fs;
   return out.dump(2) + "\n";
@@ -77,8 +82,8 @@ std::vector<std::string> granted_directories(const std::string& nono_exe,
   char tmpl[] = "/tmp/agent-boundary-nono-XXXXXX.json";
   const int fd = ::mkstemps(tmpl, 5);
   if (fd < 0) throw BackendError("cannot create a temporary nono profile");
-  const bool written =
-      ::write(fd, profile_json.data(), profile_json.size()) == static_cast<ssize_t>(profile_json.size());
+  const bool written = ::write(fd, profile_json.data(), profile_json.size()) ==
+                       static_cast<ssize_t>(profile_json.size());
   ::close(fd);
   ProcessOptions opts;
   opts.argv = {nono_exe, "profile", "show", tmpl, "--format", "manifest"};

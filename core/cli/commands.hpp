@@ -46,6 +46,11 @@ int cmd_validate(const Context& ctx, const std::vector<std::string>& targets);
 int cmd_schema();
 int cmd_plugins(const Context& ctx);
 
+// Harness entry points (harness_commands.cpp): `<name> hook EVENT`, `<name> statusline JSON`.
+int cmd_harness(const Context& ctx, const std::string& name, const std::vector<std::string>& args);
+// The installed plugin file of harness `name` (it may not exist).
+std::string harness_plugin_file(const std::string& name);
+
 // The profiles dir to use for a new session: the configured one, or the installed starter
 // profiles when the configured dir has no `default` and `default` is asked for.
 std::string profiles_dir_for(const std::string& profile);

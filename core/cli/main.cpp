@@ -1,4 +1,7 @@
 // agent-boundary: create, inspect and run OS-enforced agent boundaries.
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -50,7 +53,8 @@ Split split_argv(int argc, char** argv) {
       if (i < argc && std::string(argv[i]) == "--") ++i;
       break;
     }
-    if (a == "exec") s.command = a;
+    if (a == "exec")
+      s.command = a;
     else if (!a.empty() && a[0] != '-') {  // another subcommand: CLI11 handles it all
       ++i;
       break;
@@ -63,7 +67,54 @@ Split split_argv(int argc, char** argv) {
   return s;
 }
 
+// The first word that is not a global option, or empty.
+std::string first_command_word(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--session-dir" || a == "--backend") {
+      ++i;
+      continue;
+    }
+    if (!a.empty() && a[0] != '-') return a;
+  }
+  return {};
+}
+
+bool is_builtin_command(const std::string& word) {
+  for (const char* c : {"status", "on", "off", "use", "reload", "list", "run", "exec", "session",
+                        "validate", "schema", "plugins"})
+    if (word == c) return true;
+  return false;
+}
+
 int real_main(int argc, char** argv) {
+  // `agent-boundary <harness> ...` (e.g. `claude hook PreToolUse`): the hook hot path,
+  // dispatched before any other parsing to the installed harness plugin of that name.
+  const std::string word = first_command_word(argc, argv);
+  if (!word.empty() && !is_builtin_command(word)) {
+    std::vector<std::string> rest;
+    bool seen = false;
+    cli::Globals hg;
+    for (int i = 1; i < argc; ++i) {
+      const std::string a = argv[i];
+      if (seen)
+        rest.push_back(a);
+      else if (a == word)
+        seen = true;
+      else if (a == "-v" || a == "--verbose")
+        hg.verbose = true;
+    }
+    std::string file;
+    try {
+      file = cli::harness_plugin_file(word);
+    } catch (const ab::Error&) {
+      // not a plugin name: CLI11 reports the unknown command below
+    }
+    struct stat st {};
+    if (!file.empty() && ::stat(file.c_str(), &st) == 0)
+      return cli::cmd_harness(cli::Context(hg), word, rest);
+  }
+
   Split split = split_argv(argc, argv);
 
   CLI::App app{"Create, inspect, and run OS-enforced agent boundaries."};
@@ -88,7 +139,8 @@ int real_main(int argc, char** argv) {
   auto* list = app.add_subcommand("list", "list the profiles");
   auto* run = app.add_subcommand("run", "run a command inside the boundary: run [--] CMD ARGS...");
   std::string exec_cwd;
-  auto* exec = app.add_subcommand("exec", "the launcher: exec --session-dir DIR [--cwd DIR] -- CMD...");
+  auto* exec =
+      app.add_subcommand("exec", "the launcher: exec --session-dir DIR [--cwd DIR] -- CMD...");
   exec->add_option("--cwd", exec_cwd, "working directory of the command");
   auto* session = app.add_subcommand("session", "manage sessions");
   std::string create_dir, create_profile = "default", create_workdir;
@@ -112,6 +164,11 @@ int real_main(int argc, char** argv) {
     return app.exit(e);
   }
 
+  // Quiet by default: only -v shows debug lines, always on stderr (stdout is for results).
+  auto logger = spdlog::stderr_logger_st("agent-boundary");
+  logger->set_pattern("agent-boundary: %l: %v");
+  spdlog::set_default_logger(logger);
+  spdlog::set_level(g.verbose ? spdlog::level::debug : spdlog::level::warn);
   if (!g.session_dir.empty()) g.session_dir = ab::resolve_existing_prefix(g.session_dir);
   cli::Context ctx(g);
 

@@ -18,8 +18,8 @@ int cmd_validate(const Context&, const std::vector<std::string>& targets) {
                          "pass a profile name or file, or create profiles in " + dir);
   }
   for (const auto& t : targets) {
-    const bool is_path = t.find('/') != std::string::npos || t.ends_with(".yaml") ||
-                         t.ends_with(".yml");
+    const bool is_path =
+        t.find('/') != std::string::npos || t.ends_with(".yaml") || t.ends_with(".yml");
     files.push_back(is_path ? t : find_profile(dir, t));
   }
   int failed = 0;

@@ -5,8 +5,11 @@
 
 #include "agent_boundary/error.hpp"
 #include "commands.hpp"
+#include "hook_engine.hpp"
 #include "paths.hpp"
 #include "plugin_loader.hpp"
+#include "policy_json.hpp"
+#include "secure_file.hpp"
 
 namespace fs = std::filesystem;
 
@@ -18,10 +21,17 @@ Context::Context(Globals g)
       install(Installation::current(host)) {}
 
 std::string Context::require_session() const {
-  if (globals.session_dir.empty())
-    throw UsageError("no session selected", {},
-                     "pass --session-dir /absolute/path (or set AGENT_BOUNDARY_SESSION_DIR)");
-  return globals.session_dir;
+  if (!globals.session_dir.empty()) return globals.session_dir;
+  // Run from inside a harness session (e.g. a shell of the agent's): the session the
+  // installed harness plugins say is current.
+  for (const auto& info : list_plugins(install.plugin_dir)) {
+    if (info.kind != PluginKind::harness || !info.error.empty()) continue;
+    const auto harness = load_harness(info.file, install.plugin_dir, host);
+    const std::string dir = session_dir_for_id(state_root(), harness->ambient_session_id());
+    if (!dir.empty()) return dir;
+  }
+  throw UsageError("no session selected", {},
+                   "pass --session-dir /absolute/path (or set AGENT_BOUNDARY_SESSION_DIR)");
 }
 
 void print_warnings(const std::vector<std::string>& warnings) {
@@ -62,11 +72,17 @@ int cmd_status(const Context& ctx, bool json) {
       std::cout << nlohmann::json{{"session_dir", dir}, {"complete", false}}.dump(2) << "\n";
       return 1;
     }
-    std::cout << "no boundary for this session; run: agent-boundary --session-dir " << dir
-              << " reload\n";
+    if (fs::exists(dir + "/" + kBoundaryFile))
+      std::cout << "no boundary for this session; run: agent-boundary --session-dir " << dir
+                << " reload\n";
+    else
+      std::cout << "no boundary for this session; create one: agent-boundary session create " << dir
+                << "\n";
     return 1;
   }
   const BoundaryConfig c = read_boundary(dir);
+  const std::string policy_file = dir + "/" + kPolicyFile;
+  policy_from_json(read_file(policy_file, 16 << 20).value_or(""), policy_file);
   if (json) {
     nlohmann::ordered_json j = nlohmann::ordered_json::parse(boundary_to_json(c));
     j["session_dir"] = dir;

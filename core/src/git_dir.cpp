@@ -13,12 +13,12 @@ namespace agent_boundary {
 namespace {
 
 bool is_dir(const std::string& p) {
-  struct stat st{};
+  struct stat st {};
   return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 bool is_file(const std::string& p) {
-  struct stat st{};
+  struct stat st {};
   return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
@@ -53,8 +53,7 @@ std::optional<GitLayout> find_git_layout(const std::string& workdir) {
       if (!looks_like_git_dir(layout.git_dir)) return std::nullopt;
       layout.common_dir = layout.git_dir;
       if (const auto common = read_file(layout.git_dir + "/commondir", 4096)) {
-        layout.common_dir =
-            resolve_existing_prefix(absolute_normal(trim(*common), layout.git_dir));
+        layout.common_dir = resolve_existing_prefix(absolute_normal(trim(*common), layout.git_dir));
         layout.linked_worktree = layout.common_dir != layout.git_dir;
       }
       return layout;

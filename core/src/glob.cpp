@@ -25,22 +25,31 @@ std::vector<std::string> split(const std::string& path) {
   return parts;
 }
 
+std::string unescape(const std::string& part) {
+  std::string out;
+  for (std::size_t i = 0; i < part.size(); ++i) {
+    if (part[i] == '\\' && i + 1 < part.size()) ++i;
+    out += part[i];
+  }
+  return out;
+}
+
 std::string join(const std::string& dir, const std::string& name) {
   return dir == "/" ? "/" + name : dir + "/" + name;
 }
 
 bool exists(const std::string& p) {
-  struct stat st{};
+  struct stat st {};
   return ::lstat(p.c_str(), &st) == 0;
 }
 
 bool is_real_dir(const std::string& p) {  // a directory, not a symlink to one
-  struct stat st{};
+  struct stat st {};
   return ::lstat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 bool is_dir_following(const std::string& p) {
-  struct stat st{};
+  struct stat st {};
   return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
@@ -69,7 +78,7 @@ class Walker {
       return;
     }
     if (!has_glob(part)) {
-      const std::string child = join(dir, part);
+      const std::string child = join(dir, unescape(part));
       if (exists(child) && (i + 1 == parts_.size() || is_dir_following(child))) walk(child, i + 1);
       return;
     }
@@ -129,7 +138,13 @@ class Walker {
 }  // namespace
 
 bool has_glob(const std::string& pattern) {
-  return pattern.find_first_of("*?[") != std::string::npos;
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] == '\\')
+      ++i;
+    else if (pattern[i] == '*' || pattern[i] == '?' || pattern[i] == '[')
+      return true;
+  }
+  return false;
 }
 
 GlobResult expand_glob(const std::string& pattern, std::size_t max_matches,
@@ -138,7 +153,8 @@ GlobResult expand_glob(const std::string& pattern, std::size_t max_matches,
   // Start the walk at the literal prefix: the components before the first wildcard.
   std::string start = "/";
   std::size_t first = 0;
-  while (first < parts.size() && !has_glob(parts[first])) start = join(start, parts[first++]);
+  while (first < parts.size() && !has_glob(parts[first]))
+    start = join(start, unescape(parts[first++]));
   Walker walker({parts.begin() + static_cast<std::ptrdiff_t>(first), parts.end()}, max_matches,
                 max_visits);
   if (first == parts.size()) {

@@ -8,7 +8,7 @@
 
 namespace agent_boundary {
 
-// True when `pattern` contains `*`, `?` or `[`.
+// True when `pattern` contains an unescaped `*`, `?` or `[` (a backslash escapes one).
 bool has_glob(const std::string& pattern);
 
 struct GlobResult {
@@ -17,7 +17,8 @@ struct GlobResult {
 };
 
 // Expand an absolute pattern. Components match with fnmatch(3) semantics (a leading dot
-// is matched by `*`); a component `**` matches zero or more directories.
+// is matched by `*`, a backslash makes the next character literal); a component `**`
+// matches zero or more directories.
 GlobResult expand_glob(const std::string& pattern, std::size_t max_matches = 10000,
                        std::size_t max_visits = 200000);
 

@@ -1,5 +1,6 @@
 #include "launcher.hpp"
 
+#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,6 +13,8 @@
 #include "agent_boundary/error.hpp"
 #include "paths.hpp"
 #include "plugin_loader.hpp"
+#include "policy_json.hpp"
+#include "secure_file.hpp"
 #include "session.hpp"
 
 extern char** environ;
@@ -28,6 +31,12 @@ bool dropped_from_child(std::string_view entry) {
   return false;
 }
 
+volatile sig_atomic_t g_child = 0;
+
+extern "C" void forward_to_child(int sig) {
+  if (g_child > 0) ::kill(g_child, sig);
+}
+
 }  // namespace
 
 LaunchPlan plan_launch(const LaunchRequest& req, const PluginHost& host) {
@@ -35,16 +44,20 @@ LaunchPlan plan_launch(const LaunchRequest& req, const PluginHost& host) {
   if (req.session_dir.empty() || req.session_dir[0] != '/')
     throw UsageError("--session-dir must be an absolute path", req.session_dir);
   const BoundaryConfig cfg = read_boundary(req.session_dir);
-  if (!session_complete(req.session_dir))
+  // The pinned policy must still be whole: a damaged session is refused, not half-used.
+  const std::string policy_file = req.session_dir + "/" + kPolicyFile;
+  const auto policy_text = read_file(policy_file, 16 << 20);
+  if (!policy_text)
     throw SessionError("no complete session at " + req.session_dir, req.session_dir,
                        "run `agent-boundary --session-dir " + req.session_dir + " reload`");
+  policy_from_json(*policy_text, policy_file);
   // The plugin loads from the directory pinned at creation, and only if it is still the
   // directory this binary was installed with.
   const std::string trusted = installed_plugin_dir();
   if (resolve_existing_prefix(cfg.plugin_dir) != resolve_existing_prefix(trusted))
-    throw SessionError("the session was created by another agent-boundary installation (" +
-                           cfg.plugin_dir + ")",
-                       req.session_dir, "run `agent-boundary reload` with this installation");
+    throw SessionError(
+        "the session was created by another agent-boundary installation (" + cfg.plugin_dir + ")",
+        req.session_dir, "run `agent-boundary reload` with this installation");
   const auto backend = load_backend(cfg.backend_plugin, trusted, host);
 
   LaunchPlan plan;
@@ -61,8 +74,9 @@ LaunchPlan plan_launch(const LaunchRequest& req, const PluginHost& host) {
     std::erase_if(plan.env, [&](const std::string& s) { return s.starts_with(k + "="); });
     plan.env.push_back(k + "=" + v);
   }
+  spdlog::debug("exec {} (in {})", plan.argv[0], plan.cwd);
   const std::string kubeconfig = req.session_dir + "/kubeconfig";
-  struct stat st{};
+  struct stat st {};
   if (::stat(kubeconfig.c_str(), &st) == 0) plan.env.push_back("KUBECONFIG=" + kubeconfig);
   return plan;
 }
@@ -92,16 +106,26 @@ int run_plan(const LaunchPlan& plan) {
     }
     ::_exit(126);
   }
-  // The child shares our terminal: let it handle ^C, we only wait.
-  struct sigaction ign{}, old_int{}, old_quit{};
+  // The child shares our terminal, so ^C reaches it directly; we ignore it and wait. A
+  // SIGTERM or SIGHUP aimed at us is passed on, so the caller can clean up afterwards.
+  g_child = pid;
+  struct sigaction ign {
+  }, fwd{}, old_int{}, old_quit{}, old_term{}, old_hup{};
   ign.sa_handler = SIG_IGN;
+  fwd.sa_handler = forward_to_child;
+  sigemptyset(&fwd.sa_mask);
   sigaction(SIGINT, &ign, &old_int);
   sigaction(SIGQUIT, &ign, &old_quit);
+  sigaction(SIGTERM, &fwd, &old_term);
+  sigaction(SIGHUP, &fwd, &old_hup);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGQUIT, &old_quit, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+  sigaction(SIGHUP, &old_hup, nullptr);
+  g_child = 0;
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
   return 1;

@@ -70,13 +70,26 @@ PathVars path_vars(const std::string& workdir) {
   return vars;
 }
 
-std::string expand_path(const std::string& raw, const PathVars& vars) {
+namespace {
+
+std::string escaped(const std::string& value) {
+  std::string out;
+  for (char c : value) {
+    if (c == '*' || c == '?' || c == '[' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+// Shared by expand_path and expand_vars. `strict`: unknown variables are errors.
+std::string substitute(const std::string& raw, const PathVars& vars, bool strict, bool escape) {
+  auto value = [&](const std::string& v) { return escape ? escaped(v) : v; };
   std::string out;
   std::size_t i = 0;
   if (raw == "~" || raw.starts_with("~/")) {
-    out = vars.home;
+    out = value(vars.home);
     i = 1;
-  } else if (raw.starts_with("~")) {
+  } else if (strict && raw.starts_with("~")) {
     throw ProfileError("`~user` paths are not supported in `" + raw + "`", {},
                        "write the path with $HOME or an absolute path");
   }
@@ -91,36 +104,55 @@ std::string expand_path(const std::string& raw, const PathVars& vars) {
     std::size_t j = i + 1;
     if (j < raw.size() && raw[j] == '{') {
       const auto close = raw.find('}', j);
-      if (close == std::string::npos)
+      if (close == std::string::npos) {
+        if (!strict) {
+          out += raw.substr(i);
+          break;
+        }
         throw ProfileError("unterminated `${` in `" + raw + "`", {}, "close it with `}`");
+      }
       name = raw.substr(j + 1, close - j - 1);
       j = close + 1;
     } else {
       while (j < raw.size() && (std::isalnum(static_cast<unsigned char>(raw[j])) || raw[j] == '_'))
         name += raw[j++];
     }
-    if (name.empty())
-      throw ProfileError("a lone `$` in `" + raw + "`", {}, "use $NAME or ${NAME}");
+    const std::string as_written = raw.substr(i, j - i);
+    i = j;
     if (name == "HOME") {
-      out += vars.home;
-    } else if (name == "WORKDIR") {
-      if (vars.workdir.empty())
-        throw ProfileError("`$WORKDIR` is not known here (`" + raw + "`)", {},
-                           "use $WORKDIR only in profile path fields");
-      out += vars.workdir;
+      out += value(vars.home);
+    } else if (name == "WORKDIR" && !vars.workdir.empty()) {
+      out += value(vars.workdir);
     } else if (auto it = vars.extra.find(name); it != vars.extra.end()) {
-      out += it->second;
+      out += value(it->second);
+    } else if (!strict) {
+      out += as_written;
+    } else if (name.empty()) {
+      throw ProfileError("a lone `$` in `" + raw + "`", {}, "use $NAME or ${NAME}");
+    } else if (name == "WORKDIR") {
+      throw ProfileError("`$WORKDIR` is not known here (`" + raw + "`)", {},
+                         "use $WORKDIR only in profile path fields");
     } else {
       throw ProfileError("unknown variable `$" + name + "` in `" + raw + "`", {},
                          "use one of $HOME, $WORKDIR, $TMPDIR, $UID, $XDG_CONFIG_HOME, "
                          "$XDG_DATA_HOME, $XDG_STATE_HOME, $XDG_CACHE_HOME, or an absolute path");
     }
-    i = j;
   }
+  return out;
+}
+
+}  // namespace
+
+std::string expand_path(const std::string& raw, const PathVars& vars, bool escape_globs) {
+  const std::string out = substitute(raw, vars, true, escape_globs);
   if (out.empty() || out[0] != '/')
     throw ProfileError("`" + raw + "` is not an absolute path", {},
                        "start it with /, ~, $HOME or $WORKDIR");
   return absolute_normal(out, "/");
+}
+
+std::string expand_vars(const std::string& raw, const PathVars& vars) {
+  return substitute(raw, vars, false, false);
 }
 
 std::string absolute_normal(const std::string& path, const std::string& base) {

@@ -1,12 +1,12 @@
 #include "plugin_loader.hpp"
 
+#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <boost/dll/shared_library.hpp>
 #include <filesystem>
-#include <iostream>
 #include <regex>
 
 #include "agent_boundary/error.hpp"
@@ -29,14 +29,17 @@ std::string abi_string(std::uint32_t major, std::uint32_t minor) {
 // sandboxed process) could have written.
 void check_file_safe(const std::string& file, const std::string& trusted_dir) {
   if (file.empty() || file[0] != '/')
-    throw PluginError("plugin path is not absolute", file,
-                      "plugins load only from " + trusted_dir);
+    throw PluginError("plugin path is not absolute", file, "plugins load only from " + trusted_dir);
   const std::string dir = resolve_existing_prefix(fs::path(file).parent_path().string());
   if (dir != resolve_existing_prefix(trusted_dir))
     throw PluginError("plugin is outside the installed plugin directory " + trusted_dir, file,
                       "install the plugin into " + trusted_dir);
+  struct stat lst {};
+  if (::lstat(file.c_str(), &lst) == 0 && !S_ISREG(lst.st_mode))
+    throw PluginError("refusing a plugin that is not a regular file (a symlink?)", file,
+                      "install the plugin file itself into " + trusted_dir);
   for (const std::string& p : {file, dir}) {
-    struct stat st{};
+    struct stat st {};
     if (::stat(p.c_str(), &st) != 0)
       throw PluginError("plugin not found", p,
                         "run `agent-boundary plugins` to see what is installed");
@@ -44,8 +47,7 @@ void check_file_safe(const std::string& file, const std::string& trusted_dir) {
       throw PluginError("refusing a plugin owned by uid " + std::to_string(st.st_uid), p,
                         "plugins must belong to root or to you");
     if (st.st_mode & (S_IWGRP | S_IWOTH))
-      throw PluginError("refusing a group- or world-writable plugin", p,
-                        "chmod go-w " + p);
+      throw PluginError("refusing a group- or world-writable plugin", p, "chmod go-w " + p);
   }
 }
 
@@ -62,6 +64,9 @@ std::vector<std::shared_ptr<dll::shared_library>>& keep_alive() {
 
 Loaded open_checked(const std::string& file, const std::string& trusted_dir, PluginKind kind,
                     const std::string& expected_name) {
+  if (expected_name.empty())
+    throw PluginError(std::string("plugin files are named ") + kind_name(kind) + "-<name>.so", file,
+                      "rename or remove the file");
   check_file_safe(file, trusted_dir);
   Loaded l;
   try {
@@ -79,13 +84,15 @@ Loaded open_checked(const std::string& file, const std::string& trusted_dir, Plu
   const std::string ours = abi_string(AB_PLUGIN_ABI_MAJOR, AB_PLUGIN_ABI_MINOR);
   const std::string fix = "rebuild the plugin against the headers of this agent-boundary (ABI " +
                           ours + ") or install a matching agent-boundary";
-  if (d.struct_size < sizeof(ab_plugin_descriptor))
-    throw PluginError("plugin descriptor is too small (" + std::to_string(d.struct_size) +
-                          " bytes)", file, fix);
+  // The version fields come first in every ABI generation: check them before trusting the
+  // rest of the layout.
   const std::string theirs = abi_string(d.abi_major, d.abi_minor);
   if (d.abi_major != AB_PLUGIN_ABI_MAJOR || d.abi_minor > AB_PLUGIN_ABI_MINOR)
     throw PluginError("plugin requires plugin ABI " + theirs + ", agent-boundary provides " + ours,
                       file, fix);
+  if (d.struct_size < sizeof(ab_plugin_descriptor))
+    throw PluginError(
+        "plugin descriptor is too small (" + std::to_string(d.struct_size) + " bytes)", file, fix);
   if (!d.toolchain || std::string(d.toolchain) != AB_TOOLCHAIN_FINGERPRINT)
     throw PluginError(std::string("plugin was built for ") + (d.toolchain ? d.toolchain : "?") +
                           ", agent-boundary for " AB_TOOLCHAIN_FINGERPRINT,
@@ -95,9 +102,10 @@ Loaded open_checked(const std::string& file, const std::string& trusted_dir, Plu
                       "select it with the matching option");
   if (!d.name || !d.create || !d.destroy)
     throw PluginError("plugin descriptor is incomplete", file, fix);
-  if (!expected_name.empty() && expected_name != d.name)
-    throw PluginError(std::string("plugin names itself `") + d.name + "`, expected `" +
-                          expected_name + "`", file, "rename the file to match its name");
+  if (expected_name != d.name)
+    throw PluginError(
+        std::string("plugin names itself `") + d.name + "`, expected `" + expected_name + "`", file,
+        "rename the file to match its name");
   l.descriptor = &d;
   return l;
 }
@@ -119,18 +127,20 @@ void* create_object(const Loaded& l, const std::string& file, const PluginHost& 
   }
 }
 
-template <typename F>
+// Calls into plugin code: whatever it throws is copied into a core-owned `ErrorT` here,
+// while the library is certainly still mapped.
+template <typename ErrorT, typename F>
 auto guarded(const std::string& plugin, F&& f) -> decltype(f()) {
   try {
     return f();
-  } catch (const BackendError&) {
+  } catch (const ErrorT&) {
     throw;
   } catch (const Error& e) {
-    throw BackendError(e.message(), e.where(), e.fix());
+    throw ErrorT(e.message(), e.where(), e.fix());
   } catch (const std::exception& e) {
-    throw BackendError(plugin + ": " + e.what());
+    throw ErrorT(plugin + ": " + e.what());
   } catch (...) {
-    throw BackendError(plugin + ": non-standard exception");
+    throw ErrorT(plugin + ": non-standard exception");
   }
 }
 
@@ -140,23 +150,23 @@ class GuardedBackend final : public Backend {
   GuardedBackend(std::shared_ptr<Backend> impl, std::string name)
       : impl_(std::move(impl)), name_(std::move(name)) {}
   BackendExecutable locate(const std::string& hint) const override {
-    return guarded(name_, [&] { return impl_->locate(hint); });
+    return guarded<BackendError>(name_, [&] { return impl_->locate(hint); });
   }
   void preflight(const BackendExecutable& exe) const override {
-    guarded(name_, [&] { impl_->preflight(exe); });
+    guarded<BackendError>(name_, [&] { impl_->preflight(exe); });
   }
   std::vector<DenyState> deny_state(const ResolvedPolicy& p,
                                     const BackendExecutable& e) const override {
-    return guarded(name_, [&] { return impl_->deny_state(p, e); });
+    return guarded<BackendError>(name_, [&] { return impl_->deny_state(p, e); });
   }
   std::vector<RenderedFile> render(const ResolvedPolicy& p, const SessionView& s) const override {
-    return guarded(name_, [&] { return impl_->render(p, s); });
+    return guarded<BackendError>(name_, [&] { return impl_->render(p, s); });
   }
   std::vector<std::string> wrap(const WrapRequest& r) const override {
-    return guarded(name_, [&] { return impl_->wrap(r); });
+    return guarded<BackendError>(name_, [&] { return impl_->wrap(r); });
   }
   ProbeResult probe(const ProbeRequest& r) const override {
-    return guarded(name_, [&] { return impl_->probe(r); });
+    return guarded<BackendError>(name_, [&] { return impl_->probe(r); });
   }
 
  private:
@@ -168,12 +178,32 @@ class GuardedHarness final : public Harness {
  public:
   GuardedHarness(std::shared_ptr<Harness> impl, std::string name)
       : impl_(std::move(impl)), name_(std::move(name)) {}
+  Event event_kind(const std::string& e) const override {
+    return guarded<PluginError>(name_, [&] { return impl_->event_kind(e); });
+  }
   ToolCall parse_tool_call(const std::string& payload) const override {
-    return guarded(name_, [&] { return impl_->parse_tool_call(payload); });
+    return guarded<PluginError>(name_, [&] { return impl_->parse_tool_call(payload); });
   }
   std::string encode_decision(const std::string& payload, const Decision& d,
                               int& exit_code) const override {
-    return guarded(name_, [&] { return impl_->encode_decision(payload, d, exit_code); });
+    return guarded<PluginError>(name_,
+                                [&] { return impl_->encode_decision(payload, d, exit_code); });
+  }
+  SessionStartEvent parse_session_start(const std::string& payload) const override {
+    return guarded<PluginError>(name_, [&] { return impl_->parse_session_start(payload); });
+  }
+  std::string finish_session_start(const SessionStartReport& r) const override {
+    return guarded<PluginError>(name_, [&] { return impl_->finish_session_start(r); });
+  }
+  std::vector<std::string> protected_paths() const override {
+    return guarded<PluginError>(name_, [&] { return impl_->protected_paths(); });
+  }
+  std::string ambient_session_id() const override {
+    return guarded<PluginError>(name_, [&] { return impl_->ambient_session_id(); });
+  }
+  std::string statusline(const std::string& payload,
+                         SessionStatus (*lookup)(const std::string&)) const override {
+    return guarded<PluginError>(name_, [&] { return impl_->statusline(payload, lookup); });
   }
 
  private:
@@ -225,7 +255,7 @@ std::vector<PluginInfo> list_plugins(const std::string& dir) {
     PluginInfo info;
     info.file = file;
     info.kind = name_from_file(file, PluginKind::harness).empty() ? PluginKind::backend
-                                                                   : PluginKind::harness;
+                                                                  : PluginKind::harness;
     info.name = name_from_file(file, info.kind);
     try {
       const Loaded l = open_checked(file, dir, info.kind, info.name);
@@ -247,7 +277,7 @@ std::string DefaultPluginHost::helper_path(const std::string& name) const {
 }
 
 void DefaultPluginHost::debug(const std::string& message) const {
-  if (verbose_) std::cerr << "agent-boundary: debug: " << message << "\n";
+  if (verbose_) spdlog::debug("{}", message);
 }
 
 std::shared_ptr<Backend> load_backend(const std::string& file, const std::string& trusted_dir,

@@ -1,7 +1,9 @@
 // Loading backend and harness plugins. Only from the installed plugin directory (found
 // from our own executable, never from PATH, the cwd or an environment variable), only
-// files that nobody but root or us can write, only with a matching ABI, resolved eagerly
-// (RTLD_NOW: a missing symbol is a load error, not a crash later).
+// regular files that nobody but root or us can write (checked before dlopen), resolved
+// eagerly (RTLD_NOW: a missing symbol is a load error, not a crash later), and only with a
+// matching ABI, checked from the descriptor before any plugin function is called. (The
+// plugin's static initialisers do run at dlopen: the file checks are what guard them.)
 #pragma once
 
 #include <cstdint>

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -20,7 +21,7 @@ namespace {
 enum class Existence { absent, file, directory };
 
 Existence existence(const std::string& p) {  // follows symlinks, like an open would
-  struct stat st{};
+  struct stat st {};
   if (::stat(p.c_str(), &st) != 0) return Existence::absent;
   return S_ISDIR(st.st_mode) ? Existence::directory : Existence::file;
 }
@@ -41,30 +42,40 @@ class Builder {
     for (const auto& entry : profile_.deny) add_deny(entry);
     for (const auto& spec : profile_.resolve_symlinks) add_symlink_chain(spec);
     if (profile_.git_common_dir) add_git_common_dir();
+    for (const auto& p : context_.installation_paths) add_deny_path(p, "self-protection");
     for (const auto& p : context_.protected_paths) {
-      if (profile_.self_edit) add_grant(p, Access::readwrite, "self_edit", false);
-      else add_deny_path(p, "self-protection");
+      const bool installation =
+          std::find(context_.installation_paths.begin(), context_.installation_paths.end(), p) !=
+          context_.installation_paths.end();
+      if (installation) continue;
+      // Protected paths are directories (the session dir may not exist yet).
+      if (profile_.self_edit)
+        add_grant(p, Access::readwrite, "self_edit", false, PathKind::directory);
+      else
+        add_deny_path(p, "self-protection");
     }
     for (const auto& p : context_.readable_protected) add_grant(p, Access::read, "session", true);
-    for (const auto& [k, v] : profile_.env) out_.policy.env[k] = v;
+    for (const auto& [k, v] : profile_.env) out_.policy.env[k] = expand_vars(v, vars_);
     out_.policy.backend_options["nono"] = profile_.nono_json;
     return std::move(out_);
   }
 
  private:
-  std::string expand(const PathEntry& entry) const {
+  // A glob is a glob because of the profile's own characters, never because of what a
+  // variable expanded to: variable values are escaped in patterns.
+  std::string expand(const PathEntry& entry, bool as_pattern = false) const {
     try {
-      return expand_path(entry.raw, vars_);
+      return expand_path(entry.raw, vars_, as_pattern);
     } catch (const ProfileError& e) {
       throw ProfileError(e.message(), entry.pos.str(), e.fix());
     }
   }
+  static bool is_pattern(const PathEntry& entry) { return has_glob(entry.raw); }
 
   void add_entries(const std::vector<PathEntry>& entries, Access access, const char* origin) {
     for (const auto& entry : entries) {
-      const std::string path = expand(entry);
-      if (has_glob(path)) {
-        const GlobResult hits = expand_glob(path);
+      if (is_pattern(entry)) {
+        const GlobResult hits = expand_glob(expand(entry, true));
         if (hits.truncated)
           out_.warnings.push_back(entry.pos.str() + ": glob `" + entry.raw +
                                   "` matched too much and was cut short; narrow the pattern");
@@ -74,6 +85,7 @@ class Builder {
         for (const auto& hit : hits.matches) add_grant(hit, access, origin, false);
         continue;
       }
+      const std::string path = expand(entry);
       if (existence(path) == Existence::absent) {
         // A sandbox cannot grant a path that does not exist yet (Landlock binds rules to
         // inodes), and a grant that looks present but does nothing is worse than none.
@@ -87,9 +99,8 @@ class Builder {
   }
 
   void add_deny(const PathEntry& entry) {
-    const std::string path = expand(entry);
-    if (!has_glob(path)) return add_deny_path(path, "profile");
-    const GlobResult hits = expand_glob(path);
+    if (!is_pattern(entry)) return add_deny_path(expand(entry), "profile");
+    const GlobResult hits = expand_glob(expand(entry, true));
     if (hits.truncated)
       out_.warnings.push_back(entry.pos.str() + ": deny glob `" + entry.raw +
                               "` matched too much and was cut short; narrow the pattern");
@@ -102,11 +113,14 @@ class Builder {
     if (chain.empty())
       out_.warnings.push_back(spec.path.pos.str() + ": `" + path +
                               "` does not exist; nothing to resolve");
-    for (const auto& hop : chain) add_grant(hop, spec.access, "resolve_symlinks",
-                                            spec.bypass_protection);
+    for (const auto& hop : chain)
+      add_grant(hop, spec.access, "resolve_symlinks", spec.bypass_protection);
   }
 
   void add_git_common_dir() {
+    // Git refuses to run when a config file it reads exists but cannot be opened.
+    if (existence("/etc/gitconfig") == Existence::file)
+      add_grant("/etc/gitconfig", Access::read, "git", false);
     const auto layout = find_git_layout(context_.workdir);
     if (!layout) return;
     // git add/commit must lock refs and write objects in the common dir, so it is granted
@@ -130,9 +144,11 @@ class Builder {
         if (!path_within(hop, layout->common_dir)) add_grant(hop, Access::read, "git", false);
   }
 
-  void add_grant(const std::string& path, Access access, const char* origin, bool bypass) {
-    const Existence ex = existence(path);
-    const PathKind kind = ex == Existence::directory ? PathKind::directory : PathKind::file;
+  void add_grant(const std::string& path, Access access, const char* origin, bool bypass,
+                 std::optional<PathKind> known_kind = std::nullopt) {
+    const PathKind kind = known_kind                                ? *known_kind
+                          : existence(path) == Existence::directory ? PathKind::directory
+                                                                    : PathKind::file;
     if (!seen_grants_.insert({path, access, kind}).second) return;
     out_.policy.grants.push_back(Grant{path, access, kind, bypass, origin});
   }

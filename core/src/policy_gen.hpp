@@ -15,6 +15,8 @@ struct GenerationContext {
   // Denied to the sandbox (granted read+write instead when the profile has self_edit):
   // the session dir, the profiles dir, the plugin dir and the whole state root.
   std::vector<std::string> protected_paths;
+  // Always denied, self_edit or not: agent-boundary's own installation (plugin dir).
+  std::vector<std::string> installation_paths;
   // Files inside protected dirs the sandbox must still read (e.g. a session kubeconfig).
   std::vector<std::string> readable_protected;
 };

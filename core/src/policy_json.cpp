@@ -56,11 +56,10 @@ ResolvedPolicy policy_from_json(const std::string& text, const std::string& orig
     p.workdir = j.at("workdir").get<std::string>();
     p.self_edit = j.at("self_edit").get<bool>();
     for (const auto& g : j.at("grants"))
-      p.grants.push_back(Grant{g.at("path").get<std::string>(),
-                               access_from(g.at("access").get<std::string>()),
-                               kind_from(g.at("kind").get<std::string>()),
-                               g.at("bypass_builtin_denies").get<bool>(),
-                               g.at("origin").get<std::string>()});
+      p.grants.push_back(
+          Grant{g.at("path").get<std::string>(), access_from(g.at("access").get<std::string>()),
+                kind_from(g.at("kind").get<std::string>()),
+                g.at("bypass_builtin_denies").get<bool>(), g.at("origin").get<std::string>()});
     for (const auto& d : j.at("denies"))
       p.denies.push_back(Deny{d.at("path").get<std::string>(), d.at("origin").get<std::string>()});
     for (const auto& [k, v] : j.at("env").items()) p.env[k] = v.get<std::string>();

@@ -18,8 +18,10 @@
 namespace {
 
 int answer(const char* verdict, const char* detail = nullptr) {
-  if (detail) std::printf("%s|%s\n", verdict, detail);
-  else std::printf("%s\n", verdict);
+  if (detail)
+    std::printf("%s|%s\n", verdict, detail);
+  else
+    std::printf("%s\n", verdict);
   return 0;
 }
 
@@ -34,7 +36,7 @@ std::string parent_of(const std::string& p) {
 }
 
 bool exists_nofollow(const std::string& p) {
-  struct stat st{};
+  struct stat st {};
   return ::lstat(p.c_str(), &st) == 0;
 }
 
@@ -78,14 +80,19 @@ int probe_absent_write(const std::string& path) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3 || argv[1][0] != '/') return answer("error", "usage: probe /abs/path read|write|readwrite");
+  if (argc != 3 || argv[1][0] != '/')
+    return answer("error", "usage: probe /abs/path read|write|readwrite");
   const std::string path = argv[1];
   const std::string op = argv[2];
   int flags = O_CLOEXEC | O_NOCTTY | O_NONBLOCK;  // O_NONBLOCK: a FIFO must not hang us
-  if (op == "read") flags |= O_RDONLY;
-  else if (op == "write") flags |= O_WRONLY;
-  else if (op == "readwrite") flags |= O_RDWR;
-  else return answer("error", "unknown access");
+  if (op == "read")
+    flags |= O_RDONLY;
+  else if (op == "write")
+    flags |= O_WRONLY;
+  else if (op == "readwrite")
+    flags |= O_RDWR;
+  else
+    return answer("error", "unknown access");
   const int fd = ::open(path.c_str(), flags);
   if (fd >= 0) {
     ::close(fd);

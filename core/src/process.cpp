@@ -49,7 +49,7 @@ void make_pipe(Fd& r, Fd& w) {
 class SigpipeIgnored {
  public:
   SigpipeIgnored() {
-    struct sigaction ign{};
+    struct sigaction ign {};
     ign.sa_handler = SIG_IGN;
     sigemptyset(&ign.sa_mask);
     sigaction(SIGPIPE, &ign, &old_);
@@ -59,7 +59,7 @@ class SigpipeIgnored {
   SigpipeIgnored& operator=(const SigpipeIgnored&) = delete;
 
  private:
-  struct sigaction old_{};
+  struct sigaction old_ {};
 };
 
 }  // namespace
@@ -67,6 +67,8 @@ class SigpipeIgnored {
 ProcessResult run_process(const ProcessOptions& options) {
   if (options.argv.empty() || options.argv[0].empty() || options.argv[0][0] != '/')
     throw SystemError("run_process needs an absolute executable path");
+  if (!options.cwd.empty() && ::access(options.cwd.c_str(), X_OK) != 0)
+    throw SystemError("cannot enter " + options.cwd + ": " + std::strerror(errno), options.cwd);
   SigpipeIgnored sigpipe_guard;
 
   Fd in_r, in_w, out_r, out_w, err_r, err_w;
@@ -95,8 +97,8 @@ ProcessResult run_process(const ProcessOptions& options) {
   posix_spawnattr_setsigmask(&attr, &empty);
   // Own process group, so a timeout kills everything the child started.
   posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK |
-                                      POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP);
 
   std::vector<char*> argv;
   for (const auto& a : options.argv) argv.push_back(const_cast<char*>(a.c_str()));
@@ -108,8 +110,8 @@ ProcessResult run_process(const ProcessOptions& options) {
   }
 
   pid_t pid = -1;
-  const int rc = posix_spawn(&pid, argv[0], &actions, &attr, argv.data(),
-                             options.env ? envp.data() : environ);
+  const int rc =
+      posix_spawn(&pid, argv[0], &actions, &attr, argv.data(), options.env ? envp.data() : environ);
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   if (rc != 0)
@@ -121,8 +123,10 @@ ProcessResult run_process(const ProcessOptions& options) {
 
   ProcessResult result;
   std::size_t written = 0;
-  if (options.input.empty()) in_w.reset();
-  else fcntl(in_w.fd, F_SETFL, O_NONBLOCK);
+  if (options.input.empty())
+    in_w.reset();
+  else
+    fcntl(in_w.fd, F_SETFL, O_NONBLOCK);
 
   const long long deadline = now_ms() + options.timeout_ms;
   char buf[8192];
@@ -148,8 +152,10 @@ ProcessResult run_process(const ProcessOptions& options) {
         const ssize_t w =
             ::write(in_w.fd, options.input.data() + written, options.input.size() - written);
         if (w > 0) written += static_cast<std::size_t>(w);
-        if (w < 0 && errno != EAGAIN && errno != EINTR) in_w.reset();
-        else if (written == options.input.size()) in_w.reset();
+        if (w < 0 && errno != EAGAIN && errno != EINTR)
+          in_w.reset();
+        else if (written == options.input.size())
+          in_w.reset();
         continue;
       }
       Fd& src = fds[i].fd == out_r.fd ? out_r : err_r;
@@ -180,8 +186,10 @@ std::string shell_quote(const std::string& word) {
     return word;
   std::string out = "'";
   for (char c : word) {
-    if (c == '\'') out += "'\\''";
-    else out += c;
+    if (c == '\'')
+      out += "'\\''";
+    else
+      out += c;
   }
   return out + "'";
 }

@@ -14,8 +14,8 @@ namespace agent_boundary {
 
 struct SourcePos {
   std::string file;
-  int line = 0;    // 1-based; 0 = whole file
-  int column = 0;  // 1-based
+  int line = 0;             // 1-based; 0 = whole file
+  int column = 0;           // 1-based
   std::string str() const;  // "file:line:col", or "file"
 };
 
@@ -43,14 +43,14 @@ struct Profile {
   std::vector<PathEntry> allow, read, write, deny;
   std::vector<SymlinkSpec> resolve_symlinks;
   std::vector<std::pair<std::string, std::string>> env;  // file order
-  std::string nono_json = "{}";  // the `nono:` block as JSON text (strict scalar typing)
+  std::string nono_json = "{}";        // the `nono:` block as JSON text (strict scalar typing)
   std::optional<std::string> backend;  // `backend:` names the default backend plugin
 };
 
 struct Diagnostic {
   SourcePos pos;
-  std::string message;  // what is wrong, e.g. "unknown key `alow`"
-  std::string fix;      // what to do, e.g. "did you mean `allow`?"
+  std::string message;      // what is wrong, e.g. "unknown key `alow`"
+  std::string fix;          // what to do, e.g. "did you mean `allow`?"
   std::string str() const;  // "pos: message; fix"
 };
 

@@ -70,8 +70,7 @@ void make_private_dirs(const std::string& path) {
     if (::mkdir(it->c_str(), 0700) != 0 && errno != EEXIST)
       throw SystemError(errno_text("cannot create directory", it->string()), it->string());
   }
-  if (!fs::is_directory(p, ec))
-    throw SystemError(path + " exists and is not a directory", path);
+  if (!fs::is_directory(p, ec)) throw SystemError(path + " exists and is not a directory", path);
 }
 
 std::optional<std::string> read_file(const std::string& path, std::size_t max_bytes) {

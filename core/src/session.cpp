@@ -1,5 +1,6 @@
 #include "session.hpp"
 
+#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -25,8 +26,9 @@ namespace {
 
 constexpr int kSelfTestTimeoutMs = 15000;
 
-std::string reload_fix(const std::string& dir) {
-  return "run `agent-boundary --session-dir " + dir + " reload`, or create the session again";
+std::string recreate_fix(const std::string& dir) {
+  return "remove " + dir + " and create the session again (`agent-boundary session create " + dir +
+         "`, or restart the agent session)";
 }
 
 Enforcement enforcement_from(const std::string& s) {
@@ -39,7 +41,8 @@ Enforcement enforcement_from(const std::string& s) {
 std::string random_suffix() {
   static std::mt19937_64 rng{std::random_device{}()};
   char buf[24];
-  std::snprintf(buf, sizeof buf, "%012llx", static_cast<unsigned long long>(rng() & 0xffffffffffffULL));
+  std::snprintf(buf, sizeof buf, "%012llx",
+                static_cast<unsigned long long>(rng() & 0xffffffffffffULL));
   return buf;
 }
 
@@ -51,11 +54,11 @@ void check_not_sandbox_writable(const std::string& what, const std::string& path
     if (g.access == Access::read) continue;
     const std::string granted = resolve_existing_prefix(g.path);
     if (path_within(real, granted) || path_within(path, g.path))
-      throw SessionError(what + " " + path + " lies in " + g.path +
-                             ", which the boundary lets the sandbox write",
-                         g.path,
-                         "install it outside every writable grant (e.g. under /usr/local) or "
-                         "narrow the grant");
+      throw SessionError(
+          what + " " + path + " lies in " + g.path + ", which the boundary lets the sandbox write",
+          g.path,
+          "install it outside every writable grant (e.g. under /usr/local) or "
+          "narrow the grant");
   }
 }
 
@@ -174,7 +177,7 @@ std::string boundary_to_json(const BoundaryConfig& c) {
 }
 
 bool session_complete(const std::string& dir) {
-  struct stat st{};
+  struct stat st {};
   return ::stat((dir + "/" + kBoundaryFile).c_str(), &st) == 0 &&
          ::stat((dir + "/" + kPolicyFile).c_str(), &st) == 0;
 }
@@ -185,7 +188,7 @@ BoundaryConfig read_boundary(const std::string& dir) {
   try {
     text = read_file(file, 1 << 20);
   } catch (const Error& e) {
-    throw SessionError("cannot read the session: " + e.message(), file, reload_fix(dir));
+    throw SessionError("cannot read the session: " + e.message(), file, recreate_fix(dir));
   }
   if (!text)
     throw SessionError("no complete session at " + dir, dir,
@@ -222,10 +225,11 @@ BoundaryConfig read_boundary(const std::string& dir) {
       throw std::invalid_argument("state must be \"on\" or \"off\"");
     for (const std::string* p : {&c.workdir, &c.backend_plugin, &c.backend_executable.path,
                                  &c.agent_boundary, &c.plugin_dir})
-      if (p->empty() || (*p)[0] != '/') throw std::invalid_argument("a pinned path is not absolute");
+      if (p->empty() || (*p)[0] != '/')
+        throw std::invalid_argument("a pinned path is not absolute");
     return c;
   } catch (const std::exception& e) {
-    throw SessionError(std::string("corrupt boundary.json: ") + e.what(), file, reload_fix(dir));
+    throw SessionError(std::string("corrupt boundary.json: ") + e.what(), file, recreate_fix(dir));
   }
 }
 
@@ -235,19 +239,27 @@ SessionOutcome write_session(const SessionRequest& req, const Installation& inst
   if (req.session_dir.empty() || req.session_dir[0] != '/')
     throw UsageError("the session dir must be absolute", req.session_dir);
 
+  struct stat wd {};
+  if (::stat(req.workdir.c_str(), &wd) != 0 || !S_ISDIR(wd.st_mode))
+    throw SessionError("the workdir " + req.workdir + " does not exist (any more)", req.workdir,
+                       "create it again, or create a new session for another workdir");
   const std::string profile_file = find_profile(req.profiles_dir, req.profile_name);
   const Profile profile = load_profile_file(profile_file);
   const std::string backend_name = !req.backend.empty() ? req.backend
-                                   : profile.backend      ? *profile.backend
-                                                          : "nono";
+                                   : profile.backend    ? *profile.backend
+                                                        : "nono";
   const std::string plugin = plugin_file(install.plugin_dir, PluginKind::backend, backend_name);
   const std::shared_ptr<Backend> backend = install.load_backend(plugin);
   const BackendExecutable exe = backend->locate("");
+  spdlog::debug("backend {} at {} (version {})", backend_name, exe.path, exe.version);
   backend->preflight(exe);
 
   GenerationContext ctx;
   ctx.workdir = req.workdir;
   ctx.protected_paths = protected_paths_for(req, install);
+  // The installation stays out of reach even with self_edit: a writable plugin or binary
+  // would run the agent's code outside the boundary on the next hook.
+  ctx.installation_paths = {resolve_existing_prefix(install.plugin_dir)};
   GenerationResult gen = generate_policy(profile, ctx);
   const ResolvedPolicy& policy = gen.policy;
 
@@ -297,6 +309,7 @@ SessionOutcome write_session(const SessionRequest& req, const Installation& inst
   files.push_back({kPolicyFile, policy_to_json(policy)});
   files.push_back({kBoundaryFile, boundary_to_json(config)});
 
+  spdlog::debug("policy: {} grants, {} denies", policy.grants.size(), policy.denies.size());
   commit_files(req.session_dir, files, [&](const std::string& staged) {
     SessionView staged_view = view;
     staged_view.session_dir = staged;

@@ -41,7 +41,7 @@ struct BoundaryConfig {
   std::string plugin_dir;                  // the trusted dir the plugins load from
   std::string helper_dir;
   BackendExecutable backend_executable;
-  std::string agent_boundary;  // absolute path of our own binary
+  std::string agent_boundary;         // absolute path of our own binary
   std::vector<std::string> warnings;  // from generation and deny-state, for `status`
   std::vector<DenyState> deny_state;
 };

@@ -15,12 +15,12 @@ namespace agent_boundary {
 namespace {
 
 bool is_symlink(const std::string& p) {
-  struct stat st{};
+  struct stat st {};
   return ::lstat(p.c_str(), &st) == 0 && S_ISLNK(st.st_mode);
 }
 
 bool exists_following(const std::string& p) {
-  struct stat st{};
+  struct stat st {};
   return ::stat(p.c_str(), &st) == 0;
 }
 

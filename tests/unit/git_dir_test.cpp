@@ -11,8 +11,8 @@ namespace {
 using testing::TestWorld;
 
 void git(const std::string& cwd, std::vector<std::string> args) {
-  args.insert(args.begin(), {"/usr/bin/git", "-c", "user.name=t", "-c", "user.email=t@t",
-                             "-c", "init.defaultBranch=main"});
+  args.insert(args.begin(), {"/usr/bin/git", "-c", "user.name=t", "-c", "user.email=t@t", "-c",
+                             "init.defaultBranch=main"});
   ProcessOptions o;
   o.argv = args;
   o.cwd = cwd;

@@ -44,9 +44,9 @@ TEST_F(PolicyGen, LiteralGrantsAreClassifiedByWhatExists) {
   w.file("home/.cache/f");
   p.allow = {entry("$WORKDIR"), entry("~/.cache/f")};
   p.read = {entry("$HOME/missing")};
-  const auto r = generate_policy(p, {w.path("work"), {}, {}});
-  EXPECT_THAT(r.policy.grants, Contains(grant(w.path("work"), Access::readwrite,
-                                              PathKind::directory)));
+  const auto r = generate_policy(p, {w.path("work"), {}, {}, {}});
+  EXPECT_THAT(r.policy.grants,
+              Contains(grant(w.path("work"), Access::readwrite, PathKind::directory)));
   EXPECT_THAT(r.policy.grants,
               Contains(grant(w.path("home/.cache/f"), Access::readwrite, PathKind::file)));
   // An absent grant is dropped with a warning naming the profile position.
@@ -59,7 +59,7 @@ TEST_F(PolicyGen, GlobHitsBecomeFileOrDirectoryGrants) {
   w.file("home/.cache/pkg/a/lib/x");
   w.file("home/.cache/pkg/b/lib");
   p.read = {entry("$HOME/.cache/pkg/*/lib"), entry("$HOME/none/*")};
-  const auto r = generate_policy(p, {w.dir("work"), {}, {}});
+  const auto r = generate_policy(p, {w.dir("work"), {}, {}, {}});
   EXPECT_THAT(r.policy.grants,
               Contains(grant(w.path("home/.cache/pkg/a/lib"), Access::read, PathKind::directory)));
   EXPECT_THAT(r.policy.grants,
@@ -73,7 +73,7 @@ TEST_F(PolicyGen, SymlinkChainsGrantEveryHop) {
   w.symlink("home/dot", w.path("store/dot"));
   w.symlink("home/.gitconfig", "dot/gitconfig");
   p.resolve_symlinks = {SymlinkSpec{entry("~/.gitconfig"), Access::read, true}};
-  const auto r = generate_policy(p, {w.dir("work"), {}, {}});
+  const auto r = generate_policy(p, {w.dir("work"), {}, {}, {}});
   for (const char* hop : {"home/.gitconfig", "home/dot/gitconfig", "store/dot"})
     EXPECT_THAT(r.policy.grants, Contains(Field(&Grant::path, w.path(hop)))) << hop;
   for (const auto& g : r.policy.grants) EXPECT_TRUE(g.bypass_builtin_denies) << g.path;
@@ -82,32 +82,34 @@ TEST_F(PolicyGen, SymlinkChainsGrantEveryHop) {
 TEST_F(PolicyGen, SelfProtectionDeniesOrGrantsWithSelfEdit) {
   Profile p = base_profile();
   p.deny = {entry("$WORKDIR/.claude/settings.json")};
-  const GenerationContext ctx{w.dir("work"), {w.path("state"), w.path("profiles")}, {}};
+  const GenerationContext ctx{w.dir("work"), {w.path("state"), w.path("profiles")}, {}, {}};
   auto r = generate_policy(p, ctx);
   EXPECT_THAT(r.policy.denies, Contains(Field(&Deny::path, w.path("state"))));
   EXPECT_THAT(r.policy.denies, Contains(Field(&Deny::origin, "self-protection")));
-  EXPECT_THAT(r.policy.denies,
-              Contains(Field(&Deny::path, w.path("work/.claude/settings.json"))));
+  EXPECT_THAT(r.policy.denies, Contains(Field(&Deny::path, w.path("work/.claude/settings.json"))));
   p.self_edit = true;
   r = generate_policy(p, ctx);
   EXPECT_THAT(r.policy.denies, Not(Contains(Field(&Deny::origin, "self-protection"))));
   EXPECT_THAT(r.policy.grants,
-              Contains(grant(w.path("profiles"), Access::readwrite, PathKind::file)));
+              Contains(grant(w.path("profiles"), Access::readwrite, PathKind::directory)));
 }
 
 TEST_F(PolicyGen, PositionsReachExpansionErrors) {
   Profile p = base_profile();
   p.allow = {entry("$NOPE/x")};
-  EXPECT_THAT([&] { generate_policy(p, {w.dir("work"), {}, {}}); },
-              ::testing::Throws<ProfileError>(::testing::Property(&ProfileError::where, "p.yaml:3:5")));
+  EXPECT_THAT(
+      [&] {
+        generate_policy(p, {w.dir("work"), {}, {}, {}});
+      },
+      ::testing::Throws<ProfileError>(::testing::Property(&ProfileError::where, "p.yaml:3:5")));
 }
 
 TEST_F(PolicyGen, DeterministicOutput) {
   Profile p = base_profile();
   for (int i = 0; i < 5; ++i) w.file("home/n/f" + std::to_string(i) + ".txt");
   p.read = {entry("$HOME/n/*.txt")};
-  const auto a = generate_policy(p, {w.dir("work"), {}, {}});
-  const auto b = generate_policy(p, {w.dir("work"), {}, {}});
+  const auto a = generate_policy(p, {w.dir("work"), {}, {}, {}});
+  const auto b = generate_policy(p, {w.dir("work"), {}, {}, {}});
   ASSERT_EQ(a.policy.grants.size(), b.policy.grants.size());
   for (std::size_t i = 0; i < a.policy.grants.size(); ++i)
     EXPECT_EQ(a.policy.grants[i].path, b.policy.grants[i].path);

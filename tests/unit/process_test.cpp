@@ -42,7 +42,8 @@ TEST(RunProcess, ExplicitEnvironmentAndCwd) {
 TEST(RunProcess, RefusesRelativeExecutables) {
   ProcessOptions o;
   o.argv = {"sh", "-c", "true"};
-  EXPECT_THAT([&] { run_process(o); }, ::testing::ThrowsMessage<SystemError>(HasSubstr("absolute")));
+  EXPECT_THAT([&] { run_process(o); },
+              ::testing::ThrowsMessage<SystemError>(HasSubstr("absolute")));
 }
 
 TEST(ShellQuote, RoundTripsThroughSh) {

@@ -16,7 +16,7 @@ namespace {
 using testing::TestWorld;
 
 mode_t mode_of(const std::string& p) {
-  struct stat st{};
+  struct stat st {};
   ::stat(p.c_str(), &st);
   return st.st_mode & 07777;
 }

@@ -22,9 +22,9 @@ namespace {
 using ::testing::_;
 using ::testing::HasSubstr;
 using ::testing::Invoke;
+using testing::MockBackend;
 using ::testing::NiceMock;
 using ::testing::Return;
-using testing::MockBackend;
 using testing::TestWorld;
 
 class SessionTest : public ::testing::Test {
@@ -43,7 +43,8 @@ class SessionTest : public ::testing::Test {
       loaded_plugin = file;
       return std::shared_ptr<Backend>(&backend, [](Backend*) {});
     };
-    ON_CALL(backend, locate(_)).WillByDefault(Return(BackendExecutable{w.path("bin/nono-fake"), "9.9"}));
+    ON_CALL(backend, locate(_))
+        .WillByDefault(Return(BackendExecutable{w.path("bin/nono-fake"), "9.9"}));
     ON_CALL(backend, deny_state(_, _)).WillByDefault(Invoke([](const ResolvedPolicy& p, auto&) {
       std::vector<DenyState> out;
       for (const auto& d : p.denies) out.push_back({d.path, d.origin, Enforcement::enforced, {}});
@@ -74,7 +75,7 @@ class SessionTest : public ::testing::Test {
 };
 
 mode_t mode_of(const std::string& p) {
-  struct stat st{};
+  struct stat st {};
   ::stat(p.c_str(), &st);
   return st.st_mode & 07777;
 }
@@ -93,9 +94,8 @@ TEST_F(SessionTest, PinsEverythingPrivately) {
   EXPECT_EQ(c.backend_executable.path, w.path("bin/nono-fake"));
   EXPECT_EQ(c.agent_boundary, w.path("bin/agent-boundary"));
   // Self-protection is pinned whatever created the session.
-  EXPECT_THAT(c.protected_paths,
-              ::testing::IsSupersetOf({dir, w.path("profiles"), w.path("lib/plugins"),
-                                       w.path("state")}));
+  EXPECT_THAT(c.protected_paths, ::testing::IsSupersetOf({dir, w.path("profiles"),
+                                                          w.path("lib/plugins"), w.path("state")}));
   EXPECT_EQ(describe(c), "profile default state on");
   // No staging dirs left beside it.
   for (const auto& e : fs::directory_iterator(w.path("state/sessions")))

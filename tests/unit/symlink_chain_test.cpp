@@ -9,8 +9,8 @@ namespace agent_boundary {
 namespace {
 
 using ::testing::ElementsAre;
-using ::testing::UnorderedElementsAre;
 using testing::TestWorld;
+using ::testing::UnorderedElementsAre;
 
 TEST(SymlinkChain, PlainFileIsItself) {
   TestWorld w;

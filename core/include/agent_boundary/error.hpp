@@ -27,20 +27,20 @@ class AB_API Error : public std::runtime_error {
   std::string fix_;
 };
 
-#define AB_DECLARE_ERROR(Name, kind_name)                     \
-  class AB_API Name : public Error {                          \
-   public:                                                    \
-    using Error::Error;                                       \
-    ~Name() override;                                         \
-    const char* kind() const noexcept override;               \
+#define AB_DECLARE_ERROR(Name, kind_name)       \
+  class AB_API Name : public Error {            \
+   public:                                      \
+    using Error::Error;                         \
+    ~Name() override;                           \
+    const char* kind() const noexcept override; \
   }
 
-AB_DECLARE_ERROR(ProfileError, "profile");    // a profile file is missing, malformed or invalid
-AB_DECLARE_ERROR(SessionError, "session");    // a session dir is missing, incomplete or corrupt
-AB_DECLARE_ERROR(BackendError, "backend");    // a backend executable or kernel feature is missing
-AB_DECLARE_ERROR(PluginError, "plugin");      // a plugin could not be loaded or refused itself
-AB_DECLARE_ERROR(UsageError, "usage");        // the command line is wrong
-AB_DECLARE_ERROR(SystemError, "system");      // an OS call failed unexpectedly
+AB_DECLARE_ERROR(ProfileError, "profile");  // a profile file is missing, malformed or invalid
+AB_DECLARE_ERROR(SessionError, "session");  // a session dir is missing, incomplete or corrupt
+AB_DECLARE_ERROR(BackendError, "backend");  // a backend executable or kernel feature is missing
+AB_DECLARE_ERROR(PluginError, "plugin");    // a plugin could not be loaded or refused itself
+AB_DECLARE_ERROR(UsageError, "usage");      // the command line is wrong
+AB_DECLARE_ERROR(SystemError, "system");    // an OS call failed unexpectedly
 
 #undef AB_DECLARE_ERROR
 

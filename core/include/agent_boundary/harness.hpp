@@ -1,7 +1,7 @@
 // The Harness interface: how an agent harness (Claude Code, Codex, ...) talks to
-// agent-boundary. A harness turns its hook payloads into neutral tool calls and encodes
-// core's decisions back into its own wire format. Every payload field, tool name and
-// environment variable of a harness lives in its plugin; core decides on neutral data.
+// agent-boundary. A harness turns its hook payloads into neutral events and encodes core's
+// decisions back into its own wire format. Every payload field, tool name, environment
+// variable and path of a harness lives in its plugin; core decides on neutral data.
 #pragma once
 
 #include <string>
@@ -13,11 +13,11 @@
 namespace agent_boundary {
 
 enum class ToolClass {
-  shell,    // runs a command: wrapped into the boundary
+  shell,    // runs a command: wrapped into the boundary through the launcher
   path,     // opens one path in-process (read or write): probed
-  search,   // reads under a path in-process (grep/glob with a path): probed for read
+  search,   // reads below a path in-process (grep/glob with a path): probed for read
   safe,     // cannot read outside contents nor mutate the host: allowed
-  unknown,  // anything else: the user is asked
+  unknown,  // anything else (including every MCP tool): the user is asked
 };
 
 struct ToolCall {
@@ -25,8 +25,8 @@ struct ToolCall {
   std::string cwd;         // absolute
   std::string tool_name;   // for messages only
   ToolClass tool_class = ToolClass::unknown;
-  std::string command;     // shell: the command text
-  std::string path;        // path/search: as given (may be relative or empty)
+  std::string command;  // shell: the command text
+  std::string path;     // path/search: as given (may be relative or empty)
   Access access = Access::read;
 };
 
@@ -38,17 +38,61 @@ struct Decision {
   std::string updated_path;     // path: replaces the path when non-empty
 };
 
+struct SessionStartEvent {
+  std::string session_id;
+  std::string cwd;     // absolute
+  std::string source;  // "startup", "resume", ... (informational)
+};
+
+// What core did at session start, for the harness to report and export.
+struct SessionStartReport {
+  std::string session_dir;            // empty when no session could be made
+  std::string status_line;            // "profile default, state on" or the error
+  std::vector<std::string> notes;     // warnings and degraded denies
+  std::string agent_boundary_bin;     // the pinned binary's directory goes on PATH
+  std::string kubeconfig;             // the session kubeconfig, or empty
+  bool enforcement_verified = false;  // a probe of a denied path was denied
+};
+
+// State of one session for a status line.
+struct SessionStatus {
+  bool exists = false;
+  std::string profile;
+  std::string state;  // "on", "off", or empty when unknown
+  bool self_edit = false;
+};
+
 class AB_API Harness {
  public:
   virtual ~Harness();
 
-  // Parse a tool-use hook payload; throws Error on anything malformed.
-  virtual ToolCall parse_tool_call(const std::string& payload) const = 0;
+  enum class Event { session_start, tool_use, unknown };
+  // What `agent-boundary <harness> hook <event_name>` is.
+  virtual Event event_kind(const std::string& event_name) const = 0;
 
-  // Encode a decision for the same payload (every original field the harness must echo is
-  // kept). Returns the text for stdout; `exit_code` is what the hook process returns.
+  // Tool-use hook. parse throws Error on anything malformed; encode returns the text for
+  // stdout and sets the hook's exit code (every original field the harness must echo is
+  // kept in a rewrite).
+  virtual ToolCall parse_tool_call(const std::string& payload) const = 0;
   virtual std::string encode_decision(const std::string& payload, const Decision& decision,
                                       int& exit_code) const = 0;
+
+  // Session-start hook. finish exports what later commands need (the harness's own env
+  // mechanism) and returns what to print (on stderr by the caller).
+  virtual SessionStartEvent parse_session_start(const std::string& payload) const = 0;
+  virtual std::string finish_session_start(const SessionStartReport& report) const = 0;
+
+  // Directories of the harness's own installation the sandbox must never write (e.g. the
+  // plugin root); pinned as protected paths of sessions it creates.
+  virtual std::vector<std::string> protected_paths() const = 0;
+
+  // The harness's session id in the current environment, or empty.
+  virtual std::string ambient_session_id() const = 0;
+
+  // The status line for a harness status-line payload; `lookup` returns the state of a
+  // session id (core validates the id). Empty when the harness does not use the plugin.
+  virtual std::string statusline(const std::string& payload,
+                                 SessionStatus (*lookup)(const std::string& session_id)) const = 0;
 };
 
 }  // namespace agent_boundary

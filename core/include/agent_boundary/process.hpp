@@ -21,8 +21,8 @@ struct ProcessOptions {
 };
 
 struct ProcessResult {
-  int exit_code = -1;   // valid when !signaled && !timed_out
-  int signal = 0;       // terminating signal, 0 if none
+  int exit_code = -1;  // valid when !signaled && !timed_out
+  int signal = 0;      // terminating signal, 0 if none
   bool timed_out = false;
   std::string out;
   std::string err;

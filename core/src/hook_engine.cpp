@@ -1,0 +1,283 @@
+#include "hook_engine.hpp"
+
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "agent_boundary/error.hpp"
+#include "agent_boundary/process.hpp"
+#include "paths.hpp"
+#include "policy_json.hpp"
+#include "secure_file.hpp"
+
+namespace fs = std::filesystem;
+
+namespace agent_boundary {
+namespace {
+
+constexpr const char* kBash = "/bin/bash";
+
+Decision make(Decision::Verdict v, std::string reason) {
+  Decision d;
+  d.verdict = v;
+  d.reason = std::move(reason);
+  return d;
+}
+Decision deny(std::string reason) { return make(Decision::Verdict::deny, std::move(reason)); }
+
+bool valid_session_id(const std::string& id) {
+  if (id.size() < 8 || id.size() > 64) return false;
+  for (char c : id)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') return false;
+  return true;
+}
+
+// Split text made only of plain words and single-quoted segments ('\'' escapes), separated
+// by single spaces: exactly what shell_quote() produces. Anything else: nullopt.
+std::optional<std::vector<std::string>> split_quoted(const std::string& s) {
+  std::vector<std::string> words;
+  std::string cur;
+  bool in_word = false;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == ' ') {
+      if (!in_word) return std::nullopt;
+      words.push_back(cur);
+      cur.clear();
+      in_word = false;
+    } else if (c == '\'') {
+      const auto end = s.find('\'', i + 1);
+      if (end == std::string::npos) return std::nullopt;
+      cur += s.substr(i + 1, end - i - 1);
+      i = end;
+      in_word = true;
+    } else if (c == '\\') {
+      if (i + 1 >= s.size() || s[i + 1] != '\'') return std::nullopt;
+      cur += '\'';
+      ++i;
+      in_word = true;
+    } else {
+      cur += c;
+      in_word = true;
+    }
+  }
+  if (!in_word) return std::nullopt;
+  words.push_back(cur);
+  return words;
+}
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) return {};
+  const auto e = s.find_last_not_of(" \t\r\n");
+  return s.substr(b, e - b + 1);
+}
+
+// The reference's toggle grammar: `agent-boundary` and at most two lowercase words.
+const std::regex& toggle_grammar() {
+  static const std::regex re(R"(^agent-boundary(?:\s+[a-z][a-z0-9-]*){0,2}$)");
+  return re;
+}
+
+std::vector<std::string> words_of(const std::string& s) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s) {
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+struct LoadedSession {
+  std::string dir;
+  std::optional<BoundaryConfig> config;  // nullopt when missing or corrupt
+  std::string error;                     // why config is missing
+};
+
+LoadedSession load_session(const ToolCall& call, const HookContext& ctx) {
+  LoadedSession s;
+  s.dir = session_dir_for_id(ctx.state_root, call.session_id);
+  if (s.dir.empty()) return s;
+  try {
+    if (session_complete(s.dir))
+      s.config = read_boundary(s.dir);
+    else
+      s.error = "no policy for this session (" + s.dir + ")";
+  } catch (const Error& e) {
+    s.error = e.message();
+  }
+  return s;
+}
+
+std::string no_policy_reason(const LoadedSession& s) {
+  return "[gate] " + s.error +
+         ". Run `agent-boundary reload`, or restart the session to generate one.";
+}
+
+// Only the exact word `off` disables: a corrupt or unknown state enforces.
+bool state_is_off(const std::string& dir) {
+  try {
+    const auto text = read_file(dir + "/" + kBoundaryFile, 1 << 20);
+    if (!text) return false;
+    const auto j = nlohmann::json::parse(*text, nullptr, false);
+    return j.is_object() && j.contains("state") && j["state"] == "off";
+  } catch (...) {
+    return false;
+  }
+}
+
+Decision decide_shell(const ToolCall& call, const HookContext& ctx, const LoadedSession& s) {
+  const std::string cmd = trim(call.command);
+  if (std::regex_match(cmd, toggle_grammar())) {
+    if (s.dir.empty()) return deny("[gate] invalid session id");
+    const std::string bin = s.config ? s.config->agent_boundary : ctx.self_exe;
+    std::string rewritten = shell_quote(bin) + " --session-dir " + shell_quote(s.dir);
+    const auto words = words_of(cmd);
+    for (std::size_t i = 1; i < words.size(); ++i) rewritten += " " + shell_quote(words[i]);
+    Decision d = make(Decision::Verdict::ask,
+                      "[gate] sandbox mode change for this session: " +
+                          (words.size() > 1 ? cmd.substr(cmd.find(words[1])) : "(show current)"));
+    d.updated_command = rewritten;
+    return d;
+  }
+  if (cmd.empty()) return deny("[gate] " + call.tool_name + ": empty command");
+  if (s.dir.empty()) return deny("[gate] invalid session id");
+  if (!s.config) return deny(no_policy_reason(s));
+  const BoundaryConfig& c = *s.config;
+  if (is_wrapped_command(call.command, c.agent_boundary, s.dir))
+    return make(Decision::Verdict::allow, "[gate] already sandboxed with " + c.backend);
+  Decision d =
+      make(Decision::Verdict::allow, "[gate] " + call.tool_name + " sandboxed with " + c.backend);
+  d.updated_command = wrapped_command(c.agent_boundary, s.dir, call.cwd, call.command);
+  return d;
+}
+
+bool is_symlink(const std::string& p) {
+  struct stat st {};
+  return ::lstat(p.c_str(), &st) == 0 && S_ISLNK(st.st_mode);
+}
+
+// A symlink in the path whose directory the sandbox can write could be swapped between
+// our probe and the tool's open; refuse such paths instead of racing.
+std::string swappable_symlink(const std::string& path, const ResolvedPolicy& policy) {
+  std::vector<std::string> writable;
+  for (const auto& g : policy.grants)
+    if (g.access != Access::read) writable.push_back(resolve_existing_prefix(g.path));
+  std::string prefix;
+  for (const auto& part : fs::path(path)) {
+    if (part == "/") continue;
+    prefix += "/" + part.string();
+    if (!is_symlink(prefix)) continue;
+    const std::string parent = resolve_existing_prefix(fs::path(prefix).parent_path().string());
+    for (const auto& w : writable)
+      if (path_within(parent, w)) return prefix;
+  }
+  return {};
+}
+
+Decision decide_path(const ToolCall& call, const HookContext& ctx, const LoadedSession& s) {
+  const bool search = call.tool_class == ToolClass::search;
+  if (call.path.empty() && !search) return deny("[gate] " + call.tool_name + ": no path declared");
+  if (s.dir.empty()) return deny("[gate] invalid session id");
+  if (!s.config) return deny(no_policy_reason(s));
+  const BoundaryConfig& c = *s.config;
+  const std::string asked = call.path.empty() ? call.cwd : call.path;
+  const std::string lexical = absolute_normal(asked, call.cwd);
+  const std::string canonical = resolve_existing_prefix(lexical);
+  const Access access = search ? Access::read : call.access;
+  const std::string label = "[gate] " + call.tool_name + " " + asked;
+
+  if (access != Access::read && !c.self_edit) {
+    for (const auto& p : c.protected_paths) {
+      if (path_within(canonical, resolve_existing_prefix(p)))
+        return deny(label + ": refusing to let the sandbox rewrite its own policy (" + p + ")");
+    }
+  }
+  const auto policy_text = read_file(s.dir + "/" + kPolicyFile, 16 << 20);
+  if (!policy_text) return deny(no_policy_reason(s));
+  const ResolvedPolicy policy = policy_from_json(*policy_text, s.dir + "/" + kPolicyFile);
+  if (const std::string link = swappable_symlink(lexical, policy); !link.empty())
+    return deny(label + ": the symlink " + link +
+                " sits in a directory the sandbox can write, so it could be swapped after "
+                "the check; use the real path " +
+                canonical);
+
+  const auto backend = ctx.backend_for(c);
+  ProbeRequest req{SessionView{s.dir, c.workdir, c.backend_executable}, call.cwd, canonical, access,
+                   ctx.probe_timeout_ms};
+  const ProbeResult r = backend->probe(req);
+  if (r.verdict != ProbeResult::Verdict::allowed)
+    return deny(label + ": blocked by sandbox policy (" +
+                (r.detail.empty() ? std::string("denied") : r.detail) + ")");
+  Decision d = make(Decision::Verdict::allow,
+                    "[gate] " + call.tool_name + " allowed by sandbox probe (" + canonical + ")");
+  if (!search && canonical != call.path) d.updated_path = canonical;
+  return d;
+}
+
+}  // namespace
+
+std::string session_dir_for_id(const std::string& state_root, const std::string& id) {
+  return valid_session_id(id) ? state_root + "/sessions/" + id : std::string();
+}
+
+std::string wrapped_command(const std::string& bin, const std::string& dir, const std::string& cwd,
+                            const std::string& command) {
+  return shell_quote(bin) + " exec --session-dir " + shell_quote(dir) + " --cwd " +
+         shell_quote(cwd) + " -- " + kBash + " -c " + shell_quote(command);
+}
+
+bool is_wrapped_command(const std::string& command, const std::string& bin,
+                        const std::string& dir) {
+  const auto w = split_quoted(command);
+  if (!w || w->size() != 10) return false;
+  const auto& v = *w;
+  if (v[0] != bin || v[1] != "exec" || v[2] != "--session-dir" || v[3] != dir || v[4] != "--cwd" ||
+      v[6] != "--" || v[7] != kBash || v[8] != "-c")
+    return false;
+  return wrapped_command(bin, dir, v[5], v[9]) == command;
+}
+
+Decision decide_tool_call(const ToolCall& call, const HookContext& ctx) {
+  try {
+    const LoadedSession s = load_session(call, ctx);
+    // The toggle stays reachable when the boundary is off, through the pinned binary (a
+    // silent hook would leave `agent-boundary on` to whatever PATH finds).
+    const bool toggle = call.tool_class == ToolClass::shell &&
+                        std::regex_match(trim(call.command), toggle_grammar());
+    if (!toggle && !s.dir.empty() && state_is_off(s.dir))
+      return make(Decision::Verdict::no_opinion, "");
+    switch (call.tool_class) {
+      case ToolClass::safe:
+        return make(Decision::Verdict::allow, "ok");
+      case ToolClass::unknown:
+        return make(Decision::Verdict::ask,
+                    "[gate] '" + call.tool_name +
+                        "' is not sandboxed by this hook. Approve only if it cannot read secrets "
+                        "outside " +
+                        call.cwd + ".");
+      case ToolClass::shell:
+        return decide_shell(call, ctx, s);
+      case ToolClass::path:
+      case ToolClass::search:
+        return decide_path(call, ctx, s);
+    }
+    return deny("[gate] unknown tool class");
+  } catch (const Error& e) {
+    return deny("[gate] hook internal error, failing closed: " + e.message());
+  } catch (const std::exception& e) {
+    return deny(std::string("[gate] hook internal error, failing closed: ") + e.what());
+  } catch (...) {
+    return deny("[gate] hook internal error, failing closed");
+  }
+}
+
+}  // namespace agent_boundary

@@ -1,0 +1,172 @@
+#include "session_start.hpp"
+
+#include <sys/stat.h>
+
+#include <ctime>
+#include <filesystem>
+
+#include "agent_boundary/error.hpp"
+#include "git_dir.hpp"
+#include "paths.hpp"
+#include "policy_gen.hpp"
+#include "secure_file.hpp"
+
+namespace fs = std::filesystem;
+
+namespace agent_boundary {
+namespace {
+
+time_t mtime_of(const std::string& p) {
+  struct stat st {};
+  return ::lstat(p.c_str(), &st) == 0 ? st.st_mtime : 0;
+}
+
+bool access_covers(Access have, Access want) { return have == Access::readwrite || have == want; }
+
+// Is `narrow` (the project's choice) within `wide` (the user's default)? Both are
+// resolved against the same machine and workdir, so grants compare as paths.
+std::string why_wider(const Profile& narrow_profile, const GenerationResult& narrow,
+                      const Profile& wide_profile, const GenerationResult& wide) {
+  if (narrow_profile.self_edit && !wide_profile.self_edit) return "it sets self_edit";
+  if (narrow_profile.nono_json != wide_profile.nono_json) return "its `nono:` block differs";
+  if (narrow_profile.backend != wide_profile.backend) return "it names another backend";
+  if (narrow_profile.aws_profile && narrow_profile.aws_profile != wide_profile.aws_profile)
+    return "it asks for other AWS credentials";
+  if (narrow_profile.github_push.value_or(false) && !wide_profile.github_push.value_or(false))
+    return "it asks for a GitHub token";
+  if ((narrow_profile.kube_eks && !wide_profile.kube_eks) ||
+      (narrow_profile.kube_orbstack && !wide_profile.kube_orbstack))
+    return "it asks for kube credentials";
+  for (const auto& g : narrow.policy.grants) {
+    bool covered = false;
+    for (const auto& d : wide.policy.grants)
+      covered = covered || (path_within(g.path, d.path) && access_covers(d.access, g.access));
+    if (!covered) return "it grants " + g.path;
+  }
+  for (const auto& d : wide.policy.denies) {
+    bool kept = false;
+    for (const auto& n : narrow.policy.denies) kept = kept || path_within(d.path, n.path);
+    if (!kept) return "it drops the deny of " + d.path;
+  }
+  return {};
+}
+
+}  // namespace
+
+void prune_sessions(const std::string& sessions_dir, const std::string& keep, long idle_seconds) {
+  const time_t cutoff = std::time(nullptr) - idle_seconds;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(sessions_dir, ec)) {
+    const std::string dir = e.path().string();
+    if (dir == keep || !e.is_directory(ec)) continue;
+    time_t newest = mtime_of(dir);
+    std::error_code ec2;
+    for (const auto& child : fs::directory_iterator(dir, ec2))
+      newest = std::max(newest, mtime_of(child.path().string()));
+    if (newest != 0 && newest < cutoff) remove_tree(dir);
+  }
+}
+
+std::string choose_profile(const std::string& workdir, const std::string& profiles_dir,
+                           const Installation& install, std::string& note) {
+  std::string root = workdir;
+  if (const auto layout = find_git_layout(workdir)) root = layout->top;
+  const auto text = read_file(root + "/" + kProjectProfileFile, 4096);
+  if (!text) return "default";
+  std::string name = *text;
+  while (!name.empty() && std::isspace(static_cast<unsigned char>(name.back()))) name.pop_back();
+  if (name.empty() || name == "default") return "default";
+  try {
+    const Profile wide_profile = load_profile_file(find_profile(profiles_dir, "default"));
+    const Profile narrow_profile = load_profile_file(find_profile(profiles_dir, name));
+    GenerationContext ctx;
+    ctx.workdir = workdir;
+    ctx.protected_paths = {resolve_existing_prefix(install.plugin_dir), state_root()};
+    const std::string why = why_wider(narrow_profile, generate_policy(narrow_profile, ctx),
+                                      wide_profile, generate_policy(wide_profile, ctx));
+    if (why.empty()) return name;
+    note = "the project asks for profile `" + name + "`, which would widen the boundary (" + why +
+           "); using `default`";
+  } catch (const Error& e) {
+    note = "the project asks for profile `" + name + "`: " + e.message() + "; using `default`";
+  }
+  return "default";
+}
+
+SessionStartReport start_session(const SessionStartEvent& event,
+                                 const std::vector<std::string>& harness_protected,
+                                 const Installation& install, const HookContext& hook) {
+  SessionStartReport report;
+  report.agent_boundary_bin = install.self_exe;
+  const std::string dir = session_dir_for_id(hook.state_root, event.session_id);
+  if (dir.empty()) {
+    report.status_line = "no valid session id in the payload; not generating a policy";
+    return report;
+  }
+  prune_sessions(hook.state_root + "/sessions", dir, kSessionIdleSeconds);
+  try {
+    BoundaryConfig config;
+    if (session_complete(dir)) {
+      config = read_boundary(dir);  // resume: pinned, untouched
+    } else {
+      SessionRequest req;
+      req.session_dir = dir;
+      req.workdir = resolve_existing_prefix(event.cwd);
+      std::string note;
+      const std::string configured = profiles_dir();
+      req.profile_name = choose_profile(req.workdir, configured, install, note);
+      if (!note.empty()) report.notes.push_back(note);
+      req.profiles_dir = configured;
+      if (list_profiles(configured).empty())
+        req.profiles_dir = fs::path(install.helper_dir).parent_path().parent_path().string() +
+                           "/share/agent-boundary/profiles";
+      req.extra_protected = harness_protected;
+      const SessionOutcome out = write_session(req, install);
+      config = out.config;
+      for (const auto& w : out.warnings) report.notes.push_back(w);
+    }
+    report.session_dir = dir;
+    report.agent_boundary_bin = config.agent_boundary;
+    report.status_line = describe(config);
+    if (fs::exists(dir + "/kubeconfig")) report.kubeconfig = dir + "/kubeconfig";
+    for (const auto& d : config.deny_state)
+      if (d.enforcement != Enforcement::enforced)
+        report.notes.push_back("DEGRADED: deny " + d.path + " is " + to_string(d.enforcement));
+    // Self-test: the session's own boundary.json must be unreadable from inside.
+    if (!config.self_edit) {
+      const auto backend = hook.backend_for(config);
+      const ProbeResult r = backend->probe(
+          ProbeRequest{SessionView{dir, config.workdir, config.backend_executable}, config.workdir,
+                       dir + "/" + kBoundaryFile, Access::read, hook.probe_timeout_ms});
+      report.enforcement_verified = r.verdict == ProbeResult::Verdict::denied;
+      if (!report.enforcement_verified)
+        report.notes.push_back("self-test: reading " + dir + "/" + kBoundaryFile +
+                               " from inside the boundary was not denied (" + r.detail + ")");
+    } else {
+      report.notes.push_back("self-test skipped: self_edit lets the sandbox reach its own state");
+    }
+  } catch (const Error& e) {
+    report.session_dir.clear();
+    report.status_line = "could not generate a policy: " + e.message() +
+                         (e.fix().empty() ? "" : " (" + e.fix() + ")");
+  }
+  return report;
+}
+
+SessionStatus lookup_session_status(const std::string& session_id) {
+  SessionStatus s;
+  try {
+    const std::string dir = session_dir_for_id(state_root(), session_id);
+    if (dir.empty() || !session_complete(dir)) return s;
+    const BoundaryConfig c = read_boundary(dir);
+    s.exists = true;
+    s.profile = c.profile;
+    s.state = c.state;
+    s.self_edit = c.self_edit;
+  } catch (...) {
+    s.exists = false;
+  }
+  return s;
+}
+
+}  // namespace agent_boundary
