@@ -72,10 +72,37 @@ launcher=$(bench launcher "$ab --session-dir $s exec -- /bin/true")
 run=$(bench run "$ab --session-dir $s run -- /bin/true")
 probe=$(bench probe "$nono wrap --silent --profile $s/nono-profile.json --workdir $w/repo -- $prefix/libexec/agent-boundary/probe $w/repo/src/d000/f1 read")
 overhead() { python3 -c "print('%.1f' % ($1 - $2))"; }
+
+# Claude hooks, whole process per call: a session made by the SessionStart hook, then one
+# PreToolUse call per tool kind, and the status line.
+id=bench-session-0001
+printf '{"session_id":"%s","cwd":"%s","hook_event_name":"SessionStart","source":"startup"}' \
+  "$id" "$w/repo" | "$ab" claude hook SessionStart 2>/dev/null
+payload() {  # payload TOOL INPUT-JSON
+  printf '{"session_id":"%s","cwd":"%s","hook_event_name":"PreToolUse","tool_name":"%s","tool_input":%s}' \
+    "$id" "$w/repo" "$1" "$2" >"$world/$1.json"
+}
+payload Bash '{"command":"npm test","description":"tests","timeout":120000}'
+payload Read "{\"file_path\":\"$w/repo/src/d000/f1\"}"
+payload TodoWrite '{"todos":[]}'
+mkdir -p "$w/repo/.claude"
+echo '{"enabledPlugins":{"agent-boundary@agent-boundary":true}}' >"$w/repo/.claude/settings.json"
+status_json="{\"session_id\":\"$id\",\"cwd\":\"$w/repo\"}"
+bash_hook=$(bench hook-bash --input "$world/Bash.json" "$ab claude hook PreToolUse")
+read_hook=$(bench hook-read --input "$world/Read.json" "$ab claude hook PreToolUse")
+safe_hook=$(bench hook-safe --input "$world/TodoWrite.json" "$ab claude hook PreToolUse")
+statusline=$(bench statusline "$ab claude statusline '$status_json'")
+python_floor=$(bench python-floor "python3 -c 'import json, re, shlex, subprocess, pathlib, datetime'")
+
 rows+=("| \`nono wrap -- true\` run directly | $direct ms |")
 rows+=("| \`agent-boundary exec -- true\` (the launcher) | $launcher ms (+$(overhead "$launcher" "$direct") ms) |")
 rows+=("| \`agent-boundary run -- true\` | $run ms (+$(overhead "$run" "$direct") ms) |")
 rows+=("| probe of one path (nono + probe helper) | $probe ms |")
+rows+=("| Claude PreToolUse hook, Bash rewrite | $bash_hook ms |")
+rows+=("| Claude PreToolUse hook, Read (one probe inside the boundary) | $read_hook ms |")
+rows+=("| Claude PreToolUse hook, a safe tool | $safe_hook ms |")
+rows+=("| Claude status line | $statusline ms |")
+rows+=("| floor of the Python hook we replace: \`python3 -c 'import json, re, shlex, subprocess, pathlib, datetime'\` | $python_floor ms |")
 
 echo "Medians of $runs runs (hyperfine -N, 3 warmups), $(nproc) cores, $(uname -r), nono $("$nono" --version | awk '{print $2}'), $(date -u +%Y-%m-%d)."
 echo

@@ -56,9 +56,12 @@ BackendExecutable find_nono(const std::string& hint, const std::string& beside_d
   else if (const char* env = std::getenv("AGENT_BOUNDARY_NONO"); env && *env)
     candidates.push_back(env);
   else {
-    // Beside our own binary first (the installer puts it there), then PATH's absolute
-    // entries. This runs only at session creation; the result is pinned.
+    // Beside our own binary first (the installer puts it there), the system locations,
+    // then PATH's absolute entries. This runs only at session creation; the result is
+    // pinned, and refused if the boundary could write it.
     candidates.push_back(beside_dir + "/nono");
+    candidates.push_back("/usr/local/bin/nono");
+    candidates.push_back("/usr/bin/nono");
     if (const char* path = std::getenv("PATH")) {
       std::stringstream ss(path);
       for (std::string dir; std::getline(ss, dir, ':');)

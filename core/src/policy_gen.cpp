@@ -48,11 +48,16 @@ class Builder {
           std::find(context_.installation_paths.begin(), context_.installation_paths.end(), p) !=
           context_.installation_paths.end();
       if (installation) continue;
-      // Protected paths are directories (the session dir may not exist yet).
-      if (profile_.self_edit)
-        add_grant(p, Access::readwrite, "self_edit", false, PathKind::directory);
-      else
+      if (!profile_.self_edit) {
         add_deny_path(p, "self-protection");
+      } else if (!context_.state_root.empty() && p == context_.state_root) {
+        add_grant(p + "/sessions", Access::readwrite, "self_edit", false, PathKind::directory);
+        add_deny_path(p + "/runtimes", "self-protection");
+        add_deny_path(p + "/bin", "self-protection");
+      } else {
+        // Protected paths are directories (the session dir may not exist yet).
+        add_grant(p, Access::readwrite, "self_edit", false, PathKind::directory);
+      }
     }
     for (const auto& p : context_.readable_protected) add_grant(p, Access::read, "session", true);
     for (const auto& [k, v] : profile_.env) out_.policy.env[k] = expand_vars(v, vars_);

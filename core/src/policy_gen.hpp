@@ -17,6 +17,9 @@ struct GenerationContext {
   std::vector<std::string> protected_paths;
   // Always denied, self_edit or not: agent-boundary's own installation (plugin dir).
   std::vector<std::string> installation_paths;
+  // The state root (one of protected_paths). With self_edit only its sessions/ opens: the
+  // runtimes/ and bin/ that hooks execute stay denied.
+  std::string state_root;
   // Files inside protected dirs the sandbox must still read (e.g. a session kubeconfig).
   std::vector<std::string> readable_protected;
 };

@@ -260,6 +260,7 @@ SessionOutcome write_session(const SessionRequest& req, const Installation& inst
   // The installation stays out of reach even with self_edit: a writable plugin or binary
   // would run the agent's code outside the boundary on the next hook.
   ctx.installation_paths = {resolve_existing_prefix(install.plugin_dir)};
+  ctx.state_root = state_root();
   GenerationResult gen = generate_policy(profile, ctx);
   const ResolvedPolicy& policy = gen.policy;
 

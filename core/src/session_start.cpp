@@ -81,7 +81,9 @@ std::string choose_profile(const std::string& workdir, const std::string& profil
     const Profile narrow_profile = load_profile_file(find_profile(profiles_dir, name));
     GenerationContext ctx;
     ctx.workdir = workdir;
-    ctx.protected_paths = {resolve_existing_prefix(install.plugin_dir), state_root()};
+    ctx.protected_paths = {state_root()};
+    ctx.installation_paths = {resolve_existing_prefix(install.plugin_dir)};
+    ctx.state_root = state_root();
     const std::string why = why_wider(narrow_profile, generate_policy(narrow_profile, ctx),
                                       wide_profile, generate_policy(wide_profile, ctx));
     if (why.empty()) return name;
@@ -108,6 +110,10 @@ SessionStartReport start_session(const SessionStartEvent& event,
     BoundaryConfig config;
     if (session_complete(dir)) {
       config = read_boundary(dir);  // resume: pinned, untouched
+      for (const auto& d : config.deny_state)
+        if (d.enforcement != Enforcement::enforced)
+          report.notes.push_back("DEGRADED: deny " + d.path + " is " + to_string(d.enforcement) +
+                                 " (" + d.reason + ")");
     } else {
       SessionRequest req;
       req.session_dir = dir;
@@ -129,9 +135,6 @@ SessionStartReport start_session(const SessionStartEvent& event,
     report.agent_boundary_bin = config.agent_boundary;
     report.status_line = describe(config);
     if (fs::exists(dir + "/kubeconfig")) report.kubeconfig = dir + "/kubeconfig";
-    for (const auto& d : config.deny_state)
-      if (d.enforcement != Enforcement::enforced)
-        report.notes.push_back("DEGRADED: deny " + d.path + " is " + to_string(d.enforcement));
     // Self-test: the session's own boundary.json must be unreadable from inside.
     if (!config.self_edit) {
       const auto backend = hook.backend_for(config);

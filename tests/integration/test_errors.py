@@ -259,15 +259,24 @@ def test_nono_missing_via_env(world):
     assert_nothing_half_written(d)
 
 
-def test_nono_not_on_path(world):
+def test_nono_found_without_path(world):
+    # nono is looked up beside agent-boundary and in the system locations before PATH, so an
+    # empty (or agent-controlled) PATH neither hides nor replaces it; the result is pinned.
     empty_bin = world.root / "empty-bin"
     empty_bin.mkdir()
     d = world.session_path("s1")
     r = world.ab("session", "create", d, env={"PATH": str(empty_bin)})
-    assert_error(r, "nono was not found", "install nono", code=1)
+    assert_ok(r)
+    pinned = json.loads((d / "boundary.json").read_text())["backend"]["executable"]
+    assert pinned.startswith("/") and pinned.endswith("/nono")
+    assert not pinned.startswith(str(empty_bin))
+
+
+def test_nono_missing(world):
+    d = world.session_path("s1")
+    r = world.ab("session", "create", d, env={"AGENT_BOUNDARY_NONO": str(world.root / "no/nono")})
+    assert_error(r, "nono is not an executable file", "install nono", code=1)
     assert_nothing_half_written(d)
-    r = world.ab("run", "true", env={"PATH": str(empty_bin)})
-    assert_error(r, "nono was not found", code=1)
 
 
 def test_nono_relative_path(world):

@@ -32,6 +32,12 @@ auto grant(const std::string& path, Access a, PathKind k) {
                           Field(&Grant::kind, k));
 }
 
+GenerationContext at(const std::string& workdir) {
+  GenerationContext ctx;
+  ctx.workdir = workdir;
+  return ctx;
+}
+
 class PolicyGen : public ::testing::Test {
  protected:
   void SetUp() override { ::setenv("HOME", w.dir("home").c_str(), 1); }
@@ -44,7 +50,7 @@ TEST_F(PolicyGen, LiteralGrantsAreClassifiedByWhatExists) {
   w.file("home/.cache/f");
   p.allow = {entry("$WORKDIR"), entry("~/.cache/f")};
   p.read = {entry("$HOME/missing")};
-  const auto r = generate_policy(p, {w.path("work"), {}, {}, {}});
+  const auto r = generate_policy(p, at(w.path("work")));
   EXPECT_THAT(r.policy.grants,
               Contains(grant(w.path("work"), Access::readwrite, PathKind::directory)));
   EXPECT_THAT(r.policy.grants,
@@ -59,7 +65,7 @@ TEST_F(PolicyGen, GlobHitsBecomeFileOrDirectoryGrants) {
   w.file("home/.cache/pkg/a/lib/x");
   w.file("home/.cache/pkg/b/lib");
   p.read = {entry("$HOME/.cache/pkg/*/lib"), entry("$HOME/none/*")};
-  const auto r = generate_policy(p, {w.dir("work"), {}, {}, {}});
+  const auto r = generate_policy(p, at(w.dir("work")));
   EXPECT_THAT(r.policy.grants,
               Contains(grant(w.path("home/.cache/pkg/a/lib"), Access::read, PathKind::directory)));
   EXPECT_THAT(r.policy.grants,
@@ -73,7 +79,7 @@ TEST_F(PolicyGen, SymlinkChainsGrantEveryHop) {
   w.symlink("home/dot", w.path("store/dot"));
   w.symlink("home/.gitconfig", "dot/gitconfig");
   p.resolve_symlinks = {SymlinkSpec{entry("~/.gitconfig"), Access::read, true}};
-  const auto r = generate_policy(p, {w.dir("work"), {}, {}, {}});
+  const auto r = generate_policy(p, at(w.dir("work")));
   for (const char* hop : {"home/.gitconfig", "home/dot/gitconfig", "store/dot"})
     EXPECT_THAT(r.policy.grants, Contains(Field(&Grant::path, w.path(hop)))) << hop;
   for (const auto& g : r.policy.grants) EXPECT_TRUE(g.bypass_builtin_denies) << g.path;
@@ -82,25 +88,32 @@ TEST_F(PolicyGen, SymlinkChainsGrantEveryHop) {
 TEST_F(PolicyGen, SelfProtectionDeniesOrGrantsWithSelfEdit) {
   Profile p = base_profile();
   p.deny = {entry("$WORKDIR/.claude/settings.json")};
-  const GenerationContext ctx{w.dir("work"), {w.path("state"), w.path("profiles")}, {}, {}};
+  GenerationContext ctx;
+  ctx.workdir = w.dir("work");
+  ctx.protected_paths = {w.path("state"), w.path("profiles"), w.path("plugins")};
+  ctx.installation_paths = {w.path("plugins")};
+  ctx.state_root = w.path("state");
   auto r = generate_policy(p, ctx);
-  EXPECT_THAT(r.policy.denies, Contains(Field(&Deny::path, w.path("state"))));
+  for (const char* denied : {"state", "profiles", "plugins", "work/.claude/settings.json"})
+    EXPECT_THAT(r.policy.denies, Contains(Field(&Deny::path, w.path(denied)))) << denied;
   EXPECT_THAT(r.policy.denies, Contains(Field(&Deny::origin, "self-protection")));
-  EXPECT_THAT(r.policy.denies, Contains(Field(&Deny::path, w.path("work/.claude/settings.json"))));
+  // self_edit opens the policy (profiles, sessions) but never what hooks execute.
   p.self_edit = true;
   r = generate_policy(p, ctx);
-  EXPECT_THAT(r.policy.denies, Not(Contains(Field(&Deny::origin, "self-protection"))));
   EXPECT_THAT(r.policy.grants,
               Contains(grant(w.path("profiles"), Access::readwrite, PathKind::directory)));
+  EXPECT_THAT(r.policy.grants,
+              Contains(grant(w.path("state/sessions"), Access::readwrite, PathKind::directory)));
+  EXPECT_THAT(r.policy.grants, Not(Contains(Field(&Grant::path, w.path("state")))));
+  for (const char* denied : {"plugins", "state/runtimes", "state/bin"})
+    EXPECT_THAT(r.policy.denies, Contains(Field(&Deny::path, w.path(denied)))) << denied;
 }
 
 TEST_F(PolicyGen, PositionsReachExpansionErrors) {
   Profile p = base_profile();
   p.allow = {entry("$NOPE/x")};
   EXPECT_THAT(
-      [&] {
-        generate_policy(p, {w.dir("work"), {}, {}, {}});
-      },
+      [&] { generate_policy(p, at(w.dir("work"))); },
       ::testing::Throws<ProfileError>(::testing::Property(&ProfileError::where, "p.yaml:3:5")));
 }
 
@@ -108,8 +121,8 @@ TEST_F(PolicyGen, DeterministicOutput) {
   Profile p = base_profile();
   for (int i = 0; i < 5; ++i) w.file("home/n/f" + std::to_string(i) + ".txt");
   p.read = {entry("$HOME/n/*.txt")};
-  const auto a = generate_policy(p, {w.dir("work"), {}, {}, {}});
-  const auto b = generate_policy(p, {w.dir("work"), {}, {}, {}});
+  const auto a = generate_policy(p, at(w.dir("work")));
+  const auto b = generate_policy(p, at(w.dir("work")));
   ASSERT_EQ(a.policy.grants.size(), b.policy.grants.size());
   for (std::size_t i = 0; i < a.policy.grants.size(); ++i)
     EXPECT_EQ(a.policy.grants[i].path, b.policy.grants[i].path);
