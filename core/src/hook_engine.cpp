@@ -4,7 +4,6 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
-#include <regex>
 
 #include "agent_boundary/error.hpp"
 #include "agent_boundary/process.hpp"
@@ -75,10 +74,21 @@ std::string trim(const std::string& s) {
   return s.substr(b, e - b + 1);
 }
 
-// The reference's toggle grammar: `agent-boundary` and at most two lowercase words.
-const std::regex& toggle_grammar() {
-  static const std::regex re(R"(^agent-boundary(?:\s+[a-z][a-z0-9-]*){0,2}$)");
-  return re;
+// The reference's toggle grammar, `agent-boundary(\s+[a-z][a-z0-9-]*){0,2}` on the trimmed
+// command: the bare word and at most two lowercase words (no dots, slashes, `$`, quotes).
+bool is_toggle(const std::string& cmd) {
+  static const std::string word = "agent-boundary";
+  if (!cmd.starts_with(word)) return false;
+  std::size_t i = word.size();
+  for (int n = 0; i < cmd.size(); ++n) {
+    if (n == 2 || !std::isspace(static_cast<unsigned char>(cmd[i]))) return false;
+    while (i < cmd.size() && std::isspace(static_cast<unsigned char>(cmd[i]))) ++i;
+    if (i == cmd.size() || cmd[i] < 'a' || cmd[i] > 'z') return false;
+    while (i < cmd.size() &&
+           ((cmd[i] >= 'a' && cmd[i] <= 'z') || (cmd[i] >= '0' && cmd[i] <= '9') || cmd[i] == '-'))
+      ++i;
+  }
+  return true;
 }
 
 std::vector<std::string> words_of(const std::string& s) {
@@ -136,7 +146,7 @@ bool state_is_off(const std::string& dir) {
 
 Decision decide_shell(const ToolCall& call, const HookContext& ctx, const LoadedSession& s) {
   const std::string cmd = trim(call.command);
-  if (std::regex_match(cmd, toggle_grammar())) {
+  if (is_toggle(cmd)) {
     if (s.dir.empty()) return deny("[gate] invalid session id");
     const std::string bin = s.config ? s.config->agent_boundary : ctx.self_exe;
     std::string rewritten = shell_quote(bin) + " --session-dir " + shell_quote(s.dir);
@@ -251,8 +261,7 @@ Decision decide_tool_call(const ToolCall& call, const HookContext& ctx) {
     const LoadedSession s = load_session(call, ctx);
     // The toggle stays reachable when the boundary is off, through the pinned binary (a
     // silent hook would leave `agent-boundary on` to whatever PATH finds).
-    const bool toggle = call.tool_class == ToolClass::shell &&
-                        std::regex_match(trim(call.command), toggle_grammar());
+    const bool toggle = call.tool_class == ToolClass::shell && is_toggle(trim(call.command));
     if (!toggle && !s.dir.empty() && state_is_off(s.dir))
       return make(Decision::Verdict::no_opinion, "");
     switch (call.tool_class) {

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <boost/dll/shared_library.hpp>
 #include <filesystem>
-#include <regex>
 
 #include "agent_boundary/error.hpp"
 #include "agent_boundary/plugin_abi.h"
@@ -237,8 +236,13 @@ std::string installed_helper_dir() {
 }
 
 std::string plugin_file(const std::string& dir, PluginKind kind, const std::string& name) {
-  static const std::regex valid("[a-z][a-z0-9_-]{0,31}");
-  if (!std::regex_match(name, valid))
+  // [a-z][a-z0-9_-]{0,31}: a plain identifier that cannot name another directory.
+  const bool valid =
+      !name.empty() && name.size() <= 32 && name[0] >= 'a' && name[0] <= 'z' &&
+      std::all_of(name.begin(), name.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+      });
+  if (!valid)
     throw PluginError("invalid plugin name `" + name + "`", {},
                       "use a name listed by `agent-boundary plugins`");
   return dir + "/" + kind_name(kind) + "-" + name + ".so";

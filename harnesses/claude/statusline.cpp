@@ -24,14 +24,16 @@ constexpr const char* kReset = "\x1b[0m";
 constexpr std::string_view kPluginPrefix = "agent-boundary";
 
 std::optional<std::string> read_small_file(const fs::path& file, std::size_t limit) {
+  // Read in small chunks: the status line runs on every render and most files are tiny.
   std::ifstream in(file, std::ios::binary);
   if (!in) return std::nullopt;
-  std::string text(limit + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  std::string text;
+  char buf[16384];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    text.append(buf, static_cast<std::size_t>(in.gcount()));
+    if (text.size() > limit) return std::nullopt;
+  }
   if (in.bad()) return std::nullopt;
-  const auto n = static_cast<std::size_t>(in.gcount());
-  if (n > limit) return std::nullopt;
-  text.resize(n);
   return text;
 }
 
