@@ -117,6 +117,32 @@ int real_main(int argc, char** argv) {
 
   Split split = split_argv(argc, argv);
 
+  // The launcher runs on every wrapped command: parse its few options directly.
+  if (split.command == "exec") {
+    cli::Globals g;
+    std::string cwd;
+    for (std::size_t i = 0; i < split.head.size(); ++i) {
+      const std::string& a = split.head[i];
+      const bool has_value = i + 1 < split.head.size();
+      if (a == "--session-dir" && has_value)
+        g.session_dir = split.head[++i];
+      else if (a == "--cwd" && has_value)
+        cwd = split.head[++i];
+      else if (a == "-v" || a == "--verbose")
+        g.verbose = true;
+      else if (a != "exec")
+        throw ab::UsageError("unexpected argument `" + a + "`", {},
+                             "usage: agent-boundary exec --session-dir DIR [--cwd DIR] -- CMD...");
+    }
+    if (g.session_dir.empty())
+      if (const char* env = std::getenv("AGENT_BOUNDARY_SESSION_DIR")) g.session_dir = env;
+    if (split.tail.empty())
+      throw ab::UsageError("no command to run", {},
+                           "usage: agent-boundary exec --session-dir DIR [--cwd DIR] -- CMD...");
+    if (!g.session_dir.empty()) g.session_dir = ab::resolve_existing_prefix(g.session_dir);
+    cli::cmd_exec(cli::Context(g), cwd, split.tail);
+  }
+
   CLI::App app{"Create, inspect, and run OS-enforced agent boundaries."};
   app.fallthrough();
   app.set_version_flag("--version", std::string(AB_VERSION));
