@@ -284,30 +284,34 @@ void DefaultPluginHost::debug(const std::string& message) const {
   if (verbose_) spdlog::debug("{}", message);
 }
 
-std::shared_ptr<Backend> load_backend(const std::string& file, const std::string& trusted_dir,
-                                      const PluginHost& host) {
-  const std::string name = name_from_file(file, PluginKind::backend);
-  const Loaded l = open_checked(file, trusted_dir, PluginKind::backend, name);
+namespace {
+
+// Load, instantiate, and wrap in the guard class `Guarded` of interface `Interface`.
+template <typename Interface, typename Guarded>
+std::shared_ptr<Interface> load_plugin(const std::string& file, const std::string& trusted_dir,
+                                       const PluginHost& host, PluginKind kind) {
+  const std::string name = name_from_file(file, kind);
+  const Loaded l = open_checked(file, trusted_dir, kind, name);
   void* raw = create_object(l, file, host);
   auto destroy = l.descriptor->destroy;
   auto lib = l.lib;
   // The deleter is built here, in core, so the shared_ptr's control block never runs
   // plugin code after unmapping; it holds the library until the object is destroyed.
-  std::shared_ptr<Backend> impl(static_cast<Backend*>(raw),
-                                [lib, destroy](Backend* b) { destroy(b); });
-  return std::make_shared<GuardedBackend>(std::move(impl), name);
+  std::shared_ptr<Interface> impl(static_cast<Interface*>(raw),
+                                  [lib, destroy](Interface* object) { destroy(object); });
+  return std::make_shared<Guarded>(std::move(impl), name);
+}
+
+}  // namespace
+
+std::shared_ptr<Backend> load_backend(const std::string& file, const std::string& trusted_dir,
+                                      const PluginHost& host) {
+  return load_plugin<Backend, GuardedBackend>(file, trusted_dir, host, PluginKind::backend);
 }
 
 std::shared_ptr<Harness> load_harness(const std::string& file, const std::string& trusted_dir,
                                       const PluginHost& host) {
-  const std::string name = name_from_file(file, PluginKind::harness);
-  const Loaded l = open_checked(file, trusted_dir, PluginKind::harness, name);
-  void* raw = create_object(l, file, host);
-  auto destroy = l.descriptor->destroy;
-  auto lib = l.lib;
-  std::shared_ptr<Harness> impl(static_cast<Harness*>(raw),
-                                [lib, destroy](Harness* h) { destroy(h); });
-  return std::make_shared<GuardedHarness>(std::move(impl), name);
+  return load_plugin<Harness, GuardedHarness>(file, trusted_dir, host, PluginKind::harness);
 }
 
 }  // namespace agent_boundary

@@ -7,7 +7,7 @@
 
 #include "agent_boundary/error.hpp"
 #include "agent_boundary/process.hpp"
-#include "mocks/mock_backend.hpp"
+#include "mock_install.hpp"
 #include "secure_file.hpp"
 #include "test_world.hpp"
 
@@ -26,33 +26,12 @@ using V = Decision::Verdict;
 
 constexpr const char* kId = "session-1234";
 
-class HookEngine : public ::testing::Test {
+class HookEngine : public testing::MockInstallTest {
  protected:
   void SetUp() override {
-    ::setenv("HOME", w.dir("home").c_str(), 1);
-    ::setenv("AGENT_BOUNDARY_STATE_DIR", w.path("state").c_str(), 1);
-    w.file("profiles/default.yaml",
-           "name: default\ndescription: d\ngit_common_dir: false\nallow: [$WORKDIR]\n");
-    w.file("bin/nono-fake");
-    install.self_exe = w.file("bin/agent-boundary");
-    install.plugin_dir = w.dir("lib/plugins");
-    install.helper_dir = w.dir("libexec");
-    install.load_backend = [this](const std::string&) {
-      return std::shared_ptr<Backend>(&backend, [](Backend*) {});
-    };
-    ON_CALL(backend, locate(_))
-        .WillByDefault(Return(BackendExecutable{w.path("bin/nono-fake"), "1"}));
-    ON_CALL(backend, deny_state(_, _)).WillByDefault(Invoke([](const ResolvedPolicy& p, auto&) {
-      std::vector<DenyState> out;
-      for (const auto& d : p.denies) out.push_back({d.path, d.origin, Enforcement::enforced, {}});
-      return out;
-    }));
+    MockInstallTest::SetUp();
     ON_CALL(backend, wrap(_)).WillByDefault(Return(std::vector<std::string>{"/bin/true"}));
-    SessionRequest req;
-    req.session_dir = w.path("state/sessions/") + kId;
-    req.profile_name = "default";
-    req.profiles_dir = w.path("profiles");
-    req.workdir = w.dir("work");
+    SessionRequest req = request(kId);
     write_session(req, install);
     dir = req.session_dir;
     ctx.state_root = w.path("state");
@@ -73,9 +52,6 @@ class HookEngine : public ::testing::Test {
     return c;
   }
 
-  TestWorld w;
-  NiceMock<MockBackend> backend;
-  Installation install;
   HookContext ctx;
   std::string dir;
 };

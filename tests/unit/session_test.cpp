@@ -10,7 +10,7 @@
 #include <filesystem>
 
 #include "agent_boundary/error.hpp"
-#include "mocks/mock_backend.hpp"
+#include "mock_install.hpp"
 #include "secure_file.hpp"
 #include "test_world.hpp"
 
@@ -27,52 +27,7 @@ using ::testing::NiceMock;
 using ::testing::Return;
 using testing::TestWorld;
 
-class SessionTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    ::setenv("HOME", w.dir("home").c_str(), 1);
-    ::setenv("AGENT_BOUNDARY_STATE_DIR", w.path("state").c_str(), 1);
-    w.file("profiles/default.yaml",
-           "name: default\ndescription: d\ngit_common_dir: false\nallow: [$WORKDIR]\n");
-    w.file("profiles/other.yaml", "name: other\ndescription: d\ngit_common_dir: false\n");
-    w.file("bin/nono-fake");
-    install.self_exe = w.file("bin/agent-boundary");
-    install.plugin_dir = w.dir("lib/plugins");
-    install.helper_dir = w.dir("libexec");
-    install.load_backend = [this](const std::string& file) {
-      loaded_plugin = file;
-      return std::shared_ptr<Backend>(&backend, [](Backend*) {});
-    };
-    ON_CALL(backend, locate(_))
-        .WillByDefault(Return(BackendExecutable{w.path("bin/nono-fake"), "9.9"}));
-    ON_CALL(backend, deny_state(_, _)).WillByDefault(Invoke([](const ResolvedPolicy& p, auto&) {
-      std::vector<DenyState> out;
-      for (const auto& d : p.denies) out.push_back({d.path, d.origin, Enforcement::enforced, {}});
-      return out;
-    }));
-    ON_CALL(backend, render(_, _))
-        .WillByDefault(Return(std::vector<RenderedFile>{{"fake-backend.json", "{}\n"}}));
-    // The self-test runs `true` through wrap: prove the staged files exist at that moment.
-    ON_CALL(backend, wrap(_)).WillByDefault(Invoke([](const WrapRequest& r) {
-      return std::vector<std::string>{"/usr/bin/test", "-f",
-                                      r.session.session_dir + "/fake-backend.json"};
-    }));
-  }
-
-  SessionRequest request(const std::string& name = "s1") {
-    SessionRequest r;
-    r.session_dir = w.path("state/sessions/" + name);
-    r.profile_name = "default";
-    r.profiles_dir = w.path("profiles");
-    r.workdir = w.dir("work");
-    return r;
-  }
-
-  TestWorld w;
-  NiceMock<MockBackend> backend;
-  Installation install;
-  std::string loaded_plugin;
-};
+using SessionTest = testing::MockInstallTest;
 
 mode_t mode_of(const std::string& p) {
   struct stat st {};
