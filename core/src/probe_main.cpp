@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -49,32 +50,40 @@ int probe_absent_read(const std::string& path) {
   return answer("allowed", "target absent");
 }
 
+// Other probes (parallel tool calls) may create or remove the same missing parents at the
+// same time: an existing dir is fine (EEXIST), a vanished one is retried, and cleanup tries
+// every dir that was missing at the start (rmdir only ever removes empty ones).
 int probe_absent_write(const std::string& path) {
   std::vector<std::string> missing;
   for (std::string dir = parent_of(path); dir != "/" && !exists_nofollow(dir); dir = parent_of(dir))
     missing.push_back(dir);
-  std::vector<std::string> created;
   auto cleanup = [&] {
-    for (auto it = created.rbegin(); it != created.rend(); ++it) ::rmdir(it->c_str());
+    for (const auto& dir : missing) ::rmdir(dir.c_str());  // deepest first
   };
-  for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
-    if (::mkdir(it->c_str(), 0700) != 0) {
-      const int err = errno;
-      cleanup();
-      return denied(err);
+  int err = 0;
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    if (attempt > 0) {
+      const timespec pause{0, 500000};  // 0.5 ms: let the other probe finish its cleanup
+      ::nanosleep(&pause, nullptr);
     }
-    created.push_back(*it);
-  }
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0) {
-    const int err = errno;
+    err = 0;
+    for (auto it = missing.rbegin(); it != missing.rend() && !err; ++it)
+      if (::mkdir(it->c_str(), 0700) != 0 && errno != EEXIST) err = errno;
+    if (err == ENOENT) continue;  // a parent vanished under a concurrent cleanup
+    if (err) break;
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0) {
+      err = errno;
+      if (err == ENOENT) continue;
+      break;
+    }
+    ::close(fd);
+    ::unlink(path.c_str());
     cleanup();
-    return denied(err);
+    return answer("allowed", "target absent");
   }
-  ::close(fd);
-  ::unlink(path.c_str());
   cleanup();
-  return answer("allowed", "target absent");
+  return denied(err);
 }
 
 }  // namespace

@@ -1,7 +1,12 @@
 #include "session_start.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 
@@ -67,16 +72,49 @@ void prune_sessions(const std::string& sessions_dir, const std::string& keep, lo
   }
 }
 
+namespace {
+
+// The project's profile request, read without trusting it: the file lives in the
+// agent-writable workdir, so it must be a small regular file (not a symlink to a secret, a
+// FIFO or a directory), and only a plain profile name is ever echoed back.
+std::string read_project_profile_name(const std::string& file, std::string& note) {
+  const int fd = ::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) {
+    if (errno != ENOENT)
+      note = "ignoring " + file + " (" + std::strerror(errno) + "); using `default`";
+    return {};
+  }
+  struct stat st {};
+  char buf[128];
+  ssize_t n = -1;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size < 128)
+    n = ::read(fd, buf, sizeof buf);
+  ::close(fd);
+  if (n < 0) {
+    note = "ignoring " + file + ": not a small regular file; using `default`";
+    return {};
+  }
+  std::string name(buf, static_cast<std::size_t>(n));
+  while (!name.empty() && std::isspace(static_cast<unsigned char>(name.back()))) name.pop_back();
+  const bool plain = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+  }) && name[0] != '.';
+  if (!plain) {
+    note = "ignoring " + file + ": it does not hold a plain profile name; using `default`";
+    return {};
+  }
+  return name;
+}
+
+}  // namespace
+
 std::string choose_profile(const std::string& workdir, const std::string& profiles_dir,
                            const Installation& install, std::string& note) {
-  std::string root = workdir;
-  if (const auto layout = find_git_layout(workdir)) root = layout->top;
-  const auto text = read_file(root + "/" + kProjectProfileFile, 4096);
-  if (!text) return "default";
-  std::string name = *text;
-  while (!name.empty() && std::isspace(static_cast<unsigned char>(name.back()))) name.pop_back();
-  if (name.empty() || name == "default") return "default";
   try {
+    std::string root = workdir;
+    if (const auto layout = find_git_layout(workdir)) root = layout->top;
+    const std::string name = read_project_profile_name(root + "/" + kProjectProfileFile, note);
+    if (name.empty() || name == "default") return "default";
     const Profile wide_profile = load_profile_file(find_profile(profiles_dir, "default"));
     const Profile narrow_profile = load_profile_file(find_profile(profiles_dir, name));
     GenerationContext ctx;
@@ -90,7 +128,8 @@ std::string choose_profile(const std::string& workdir, const std::string& profil
     note = "the project asks for profile `" + name + "`, which would widen the boundary (" + why +
            "); using `default`";
   } catch (const Error& e) {
-    note = "the project asks for profile `" + name + "`: " + e.message() + "; using `default`";
+    note = "the project's " + std::string(kProjectProfileFile) + " cannot be used (" + e.message() +
+           "); using `default`";
   }
   return "default";
 }

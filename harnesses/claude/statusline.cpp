@@ -1,6 +1,11 @@
 // The status line: one coloured token when the plugin is enabled for the session's
 // checkout, nothing otherwise. Runs on every render, so it spawns nothing (no git, no jq):
 // the checkout is found by walking up to `.git`, the settings are read directly.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -24,16 +29,32 @@ constexpr const char* kReset = "\x1b[0m";
 constexpr std::string_view kPluginPrefix = "agent-boundary";
 
 std::optional<std::string> read_small_file(const fs::path& file, std::size_t limit) {
-  // Read in small chunks: the status line runs on every render and most files are tiny.
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::string text;
-  char buf[16384];
-  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
-    text.append(buf, static_cast<std::size_t>(in.gcount()));
-    if (text.size() > limit) return std::nullopt;
+  // These files live in agent-writable trees: never block on a FIFO or a device, read only
+  // regular files, in small chunks (the status line runs on every render).
+  const int fd = ::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return std::nullopt;
+  struct stat st {};
+  std::optional<std::string> text;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+      static_cast<std::size_t>(st.st_size) <= limit) {
+    text.emplace();
+    char buf[16384];
+    for (;;) {
+      const ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        text.reset();
+        break;
+      }
+      if (n == 0) break;
+      text->append(buf, static_cast<std::size_t>(n));
+      if (text->size() > limit) {
+        text.reset();
+        break;
+      }
+    }
   }
-  if (in.bad()) return std::nullopt;
+  ::close(fd);
   return text;
 }
 

@@ -323,3 +323,13 @@ def write_script(path: Path, text: str) -> str:
     path.write_text(text)
     os.chmod(path, 0o755)
     return str(path)
+
+
+# -- Claude Code hooks (test_claude_hooks_*.py; helpers in claude_support.py) --------------
+
+@pytest.fixture
+def claude(world, source_dir):
+    """The world as Claude Code's hooks see it: a plugin root inside the world (a copy of
+    claude-plugin/), a CLAUDE_ENV_FILE, and helpers that feed hook payloads on stdin."""
+    from claude_support import Claude
+    return Claude(world, source_dir)
