@@ -27,6 +27,7 @@ debian_packages=(
   libboost-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libspdlog-dev
   libgtest-dev libgmock-dev googletest
   python3 python3-pytest hyperfine
+  awscli gh   # the credential exporters (aws.profile, github.push); tests use the real ones
 )
 missing=()
 for p in "${debian_packages[@]}"; do

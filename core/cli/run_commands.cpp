@@ -47,8 +47,9 @@ class ThrowawaySession {
 
 int cmd_run(const Context& ctx, const std::vector<std::string>& argv) {
   if (!ctx.globals.session_dir.empty()) {
+    // Nothing to clean up afterwards: become the sandboxed command (its exit code is ours).
     LaunchRequest req{ctx.globals.session_dir, {}, argv};
-    return run_plan(plan_launch(req, ctx.host));
+    exec_plan(plan_launch(req, ctx.host));
   }
   ThrowawaySession session(ctx);
   LaunchRequest req{session.dir(), resolve_existing_prefix(fs::current_path().string()), argv};

@@ -5,6 +5,8 @@
 
 #include "agent_boundary/error.hpp"
 #include "commands.hpp"
+#include "credentials/credentials.hpp"
+#include "credentials/env_file.hpp"
 #include "hook_engine.hpp"
 #include "paths.hpp"
 #include "plugin_loader.hpp"
@@ -88,11 +90,18 @@ int cmd_status(const Context& ctx, bool json) {
     j["session_dir"] = dir;
     j["complete"] = true;
     j["degraded"] = !degraded_lines(c).empty();
+    // The caches' state and times only; never a credential value.
+    if (credentials::wants_credentials(c))
+      j["credentials"] = credentials::credential_status(dir, c, credentials::now_seconds());
     std::cout << j.dump(2) << "\n";
     return 0;
   }
   std::cout << describe(c) << "\n";
   for (const auto& line : degraded_lines(c)) std::cout << line << "\n";
+  if (credentials::wants_credentials(c))
+    for (const auto& line :
+         credentials::credential_status_lines(dir, c, credentials::now_seconds()))
+      std::cout << line << "\n";
   return 0;
 }
 

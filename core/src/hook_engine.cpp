@@ -7,6 +7,8 @@
 
 #include "agent_boundary/error.hpp"
 #include "agent_boundary/process.hpp"
+#include "credentials/credentials.hpp"
+#include "credentials/env_file.hpp"
 #include "paths.hpp"
 #include "policy_json.hpp"
 #include "secure_file.hpp"
@@ -164,8 +166,19 @@ Decision decide_shell(const ToolCall& call, const HookContext& ctx, const Loaded
   const BoundaryConfig& c = *s.config;
   if (is_wrapped_command(call.command, c.agent_boundary, s.dir))
     return make(Decision::Verdict::allow, "[gate] already sandboxed with " + c.backend);
-  Decision d =
-      make(Decision::Verdict::allow, "[gate] " + call.tool_name + " sandboxed with " + c.backend);
+  // Which credentials the launcher will inject, or why not (from the caches' metadata
+  // only: the hook never exports and never shows a value).
+  std::string notes;
+  try {
+    if (credentials::wants_credentials(c))
+      for (const auto& n : credentials::injection_notes(s.dir, c, credentials::now_seconds()))
+        notes += (notes.empty() ? " (" : "; ") + n;
+  } catch (const std::exception&) {
+    notes.clear();  // a note is never a reason to refuse the command
+  }
+  if (!notes.empty()) notes += ")";
+  Decision d = make(Decision::Verdict::allow,
+                    "[gate] " + call.tool_name + " sandboxed with " + c.backend + notes);
   d.updated_command = wrapped_command(c.agent_boundary, s.dir, call.cwd, call.command);
   return d;
 }

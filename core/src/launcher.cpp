@@ -11,6 +11,7 @@
 #include <filesystem>
 
 #include "agent_boundary/error.hpp"
+#include "credentials/credentials.hpp"
 #include "paths.hpp"
 #include "plugin_loader.hpp"
 #include "policy_json.hpp"
@@ -70,10 +71,24 @@ LaunchPlan plan_launch(const LaunchRequest& req, const PluginHost& host) {
 
   for (char** e = environ; *e; ++e)
     if (!dropped_from_child(*e)) plan.env.emplace_back(*e);
-  for (const auto& [k, v] : cfg.env) {
+  const auto set = [&](const std::string& k, const std::string& v) {
     std::erase_if(plan.env, [&](const std::string& s) { return s.starts_with(k + "="); });
     plan.env.push_back(k + "=" + v);
+  };
+  // Credentials (no file is read for a session without them) never stop a command:
+  // whatever goes wrong is a note on stderr.
+  if (credentials::wants_credentials(cfg)) {
+    try {
+      credentials::Injection injected =
+          credentials::prepare_injection(req.session_dir, cfg, plan.env);
+      for (const auto& [k, v] : injected.env) set(k, v);
+      plan.notes = std::move(injected.notes);
+    } catch (const std::exception& e) {
+      plan.notes.push_back(std::string("no credentials injected: ") + e.what());
+    }
   }
+  // The profile's own `env:` is the reviewed word: it wins over an injected value.
+  for (const auto& [k, v] : cfg.env) set(k, v);
   spdlog::debug("exec {} (in {})", plan.argv[0], plan.cwd);
   const std::string kubeconfig = req.session_dir + "/kubeconfig";
   struct stat st {};
@@ -82,6 +97,10 @@ LaunchPlan plan_launch(const LaunchRequest& req, const PluginHost& host) {
 }
 
 void exec_plan(const LaunchPlan& plan) {
+  for (const auto& note : plan.notes) {
+    const std::string line = "agent-boundary: " + note + "\n";
+    (void)!::write(2, line.data(), line.size());
+  }
   std::vector<char*> argv, envp;
   for (const auto& a : plan.argv) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);

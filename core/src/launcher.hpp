@@ -19,14 +19,17 @@ struct LaunchRequest {
 
 struct LaunchPlan {
   std::vector<std::string> argv;  // argv[0] absolute
-  std::vector<std::string> env;   // "K=V"
+  std::vector<std::string> env;   // "K=V" (injected credentials included: never in argv)
   std::string cwd;
+  std::vector<std::string> notes;  // printed on stderr before the exec (no secrets)
 };
 
 // Everything up to the exec: throws Error on a missing/corrupt session or a backend error.
+// Credentials the session asks for are exported here, outside the boundary (see
+// credentials/credentials.hpp); a failed export is a note, never a failed launch.
 LaunchPlan plan_launch(const LaunchRequest& request, const PluginHost& host);
 
-// execve the plan; only returns by throwing SystemError.
+// Print the notes, then execve the plan; only returns by throwing SystemError.
 [[noreturn]] void exec_plan(const LaunchPlan& plan);
 
 // Run the plan as a child and return its exit status (128+signal when killed).

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 
 #include "agent_boundary/error.hpp"
 
@@ -45,21 +46,40 @@ void make_pipe(Fd& r, Fd& w) {
   w.fd = p[1];
 }
 
-// Ignore SIGPIPE while we feed a child's stdin; restored on scope exit.
+// Ignore SIGPIPE while we feed a child's stdin; restored when the last concurrent
+// run_process returns (threads may run several at once: the first saves the old action,
+// the last restores it, so an ignored SIGPIPE never outlives them and leaks into a
+// program we exec later).
 class SigpipeIgnored {
  public:
   SigpipeIgnored() {
+    std::lock_guard<std::mutex> lock(mutex());
+    if (users()++ > 0) return;
     struct sigaction ign {};
     ign.sa_handler = SIG_IGN;
     sigemptyset(&ign.sa_mask);
-    sigaction(SIGPIPE, &ign, &old_);
+    sigaction(SIGPIPE, &ign, &saved());
   }
-  ~SigpipeIgnored() { sigaction(SIGPIPE, &old_, nullptr); }
+  ~SigpipeIgnored() {
+    std::lock_guard<std::mutex> lock(mutex());
+    if (--users() == 0) sigaction(SIGPIPE, &saved(), nullptr);
+  }
   SigpipeIgnored(const SigpipeIgnored&) = delete;
   SigpipeIgnored& operator=(const SigpipeIgnored&) = delete;
 
  private:
-  struct sigaction old_ {};
+  static std::mutex& mutex() {
+    static std::mutex m;
+    return m;
+  }
+  static int& users() {
+    static int n = 0;
+    return n;
+  }
+  static struct sigaction& saved() {
+    static struct sigaction old {};
+    return old;
+  }
 };
 
 }  // namespace

@@ -1,13 +1,16 @@
 #include "secure_file.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <random>
+#include <thread>
 
 #include "agent_boundary/error.hpp"
 
@@ -103,6 +106,40 @@ std::optional<std::string> read_file(const std::string& path, std::size_t max_by
 void remove_tree(const std::string& path) {
   std::error_code ec;
   fs::remove_all(path, ec);
+}
+
+FileLock::FileLock(FileLock&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
+
+FileLock& FileLock::operator=(FileLock&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = other.fd_;
+    other.fd_ = -1;
+  }
+  return *this;
+}
+
+FileLock::~FileLock() {
+  if (fd_ >= 0) ::close(fd_);  // closing the only descriptor releases the flock
+}
+
+FileLock FileLock::acquire(const std::string& path, int timeout_ms) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) throw SystemError(errno_text("cannot open the lock file", path), path);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  for (;;) {
+    if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return FileLock(fd);
+    if (errno != EWOULDBLOCK && errno != EINTR) {
+      const std::string msg = errno_text("cannot lock", path);
+      ::close(fd);
+      throw SystemError(msg, path);
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      ::close(fd);
+      return FileLock();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
 }
 
 }  // namespace agent_boundary

@@ -21,4 +21,25 @@ std::optional<std::string> read_file(const std::string& path, std::size_t max_by
 // Remove a directory tree; errors are ignored (best-effort cleanup).
 void remove_tree(const std::string& path);
 
+// An exclusive flock on `path` (created 0600 if missing), released when destroyed or when
+// the process dies. Used to serialise writers of one file across processes.
+class FileLock {
+ public:
+  FileLock() = default;
+  FileLock(FileLock&& other) noexcept;
+  FileLock& operator=(FileLock&& other) noexcept;
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+  ~FileLock();
+  bool held() const { return fd_ >= 0; }
+
+  // Wait up to `timeout_ms` for the lock: a lock that is not held means the wait timed out.
+  // Throws SystemError when the lock file cannot be opened.
+  static FileLock acquire(const std::string& path, int timeout_ms);
+
+ private:
+  explicit FileLock(int fd) : fd_(fd) {}
+  int fd_ = -1;
+};
+
 }  // namespace agent_boundary

@@ -11,6 +11,11 @@
 
 #include "agent_boundary/error.hpp"
 #include "agent_boundary/process.hpp"
+#include "credentials/aws.hpp"
+#include "credentials/credentials.hpp"
+#include "credentials/github.hpp"
+#include "credentials/kubeconfig.hpp"
+#include "credentials/tool_paths.hpp"
 #include "paths.hpp"
 #include "plugin_loader.hpp"
 #include "policy_gen.hpp"
@@ -157,6 +162,11 @@ std::string boundary_to_json(const BoundaryConfig& c) {
   j["protected_paths"] = c.protected_paths;
   if (c.aws_profile) j["aws_profile"] = *c.aws_profile;
   if (c.github_push) j["github"] = {{"push", *c.github_push}};
+  if (!c.aws_cli.empty() || !c.gh_cli.empty()) {
+    j["tools"] = ordered_json::object();
+    if (!c.aws_cli.empty()) j["tools"]["aws"] = c.aws_cli;
+    if (!c.gh_cli.empty()) j["tools"]["gh"] = c.gh_cli;
+  }
   j["env"] = ordered_json::object();
   for (const auto& [k, v] : c.env) j["env"][k] = v;
   j["backend"] = {{"name", c.backend},
@@ -206,6 +216,14 @@ BoundaryConfig read_boundary(const std::string& dir) {
     c.protected_paths = j.at("protected_paths").get<std::vector<std::string>>();
     if (j.contains("aws_profile")) c.aws_profile = j.at("aws_profile").get<std::string>();
     if (j.contains("github")) c.github_push = j.at("github").at("push").get<bool>();
+    if (j.contains("tools")) {
+      const json& t = j.at("tools");
+      if (t.contains("aws")) c.aws_cli = t.at("aws").get<std::string>();
+      if (t.contains("gh")) c.gh_cli = t.at("gh").get<std::string>();
+      for (const std::string* p : {&c.aws_cli, &c.gh_cli})
+        if (!p->empty() && (*p)[0] != '/')
+          throw std::invalid_argument("a pinned tool is not absolute");
+    }
     for (const auto& [k, v] : j.at("env").items()) c.env[k] = v.get<std::string>();
     const json& b = j.at("backend");
     c.backend = b.at("name").get<std::string>();
@@ -254,20 +272,48 @@ SessionOutcome write_session(const SessionRequest& req, const Installation& inst
   spdlog::debug("backend {} at {} (version {})", backend_name, exe.path, exe.version);
   backend->preflight(exe);
 
+  // Credential tools are pinned now, by absolute path; only those the profile asks for.
+  std::vector<std::string> credential_warnings;
+  std::string aws_cli, gh_cli;
+  if (profile.aws_profile) {
+    std::string problem;
+    aws_cli = credentials::find_aws_cli(problem);
+    if (aws_cli.empty())
+      credential_warnings.push_back("aws.profile: " + problem + "; no AWS credentials");
+  }
+  if (profile.github_push.value_or(false)) {
+    std::string problem;
+    gh_cli = credentials::find_gh_cli(problem);
+    if (gh_cli.empty())
+      credential_warnings.push_back("github.push: " + problem + "; no GitHub token");
+  }
+  const std::string session_root = state_root();
+  const credentials::KubeconfigResult kube =
+      credentials::session_kubeconfig(profile, aws_cli, session_root);
+  const std::string kubeconfig = req.session_dir + "/" + credentials::kKubeconfigFile;
+
   GenerationContext ctx;
   ctx.workdir = req.workdir;
   ctx.protected_paths = protected_paths_for(req, install);
   // The installation stays out of reach even with self_edit: a writable plugin or binary
   // would run the agent's code outside the boundary on the next hook.
   ctx.installation_paths = {resolve_existing_prefix(install.plugin_dir)};
-  ctx.state_root = state_root();
+  ctx.state_root = session_root;
+  // The session kubeconfig is readable inside, although the session dir is denied (and
+  // exempt from the backend's own kubeconfig denies).
+  if (kube.yaml) ctx.readable_protected.push_back(kubeconfig);
   GenerationResult gen = generate_policy(profile, ctx);
   const ResolvedPolicy& policy = gen.policy;
+  for (const auto& w : credential_warnings) gen.warnings.push_back(w);
+  for (const auto& w : kube.warnings) gen.warnings.push_back("kube: " + w);
 
   check_not_sandbox_writable("the backend executable", exe.path, policy);
   check_not_sandbox_writable("agent-boundary", install.self_exe, policy);
   check_not_sandbox_writable("the plugin directory", install.plugin_dir, policy);
   check_not_sandbox_writable("the helper directory", install.helper_dir, policy);
+  // The exporters run outside the boundary with the user's credentials.
+  if (!aws_cli.empty()) check_not_sandbox_writable("the AWS CLI", aws_cli, policy);
+  if (!gh_cli.empty()) check_not_sandbox_writable("gh", gh_cli, policy);
 
   BoundaryConfig config;
   config.deny_state = backend->deny_state(policy, exe);
@@ -292,6 +338,8 @@ SessionOutcome write_session(const SessionRequest& req, const Installation& inst
   config.protected_paths = ctx.protected_paths;
   config.aws_profile = profile.aws_profile;
   config.github_push = profile.github_push;
+  config.aws_cli = aws_cli;
+  config.gh_cli = gh_cli;
   config.env = policy.env;
   config.backend = backend_name;
   config.backend_plugin = plugin;
@@ -305,8 +353,11 @@ SessionOutcome write_session(const SessionRequest& req, const Installation& inst
   std::vector<RenderedFile> files = backend->render(policy, view);
   for (const auto& f : files)
     if (f.name.empty() || f.name.find('/') != std::string::npos || f.name == kBoundaryFile ||
-        f.name == kPolicyFile || f.name[0] == '.')
+        f.name == kPolicyFile || f.name[0] == '.' || f.name == credentials::kKubeconfigFile ||
+        f.name == credentials::kAwsFile || f.name == credentials::kGithubFile ||
+        f.name == credentials::kLockFile)
       throw BackendError("backend rendered an invalid file name `" + f.name + "`");
+  if (kube.yaml) files.push_back({credentials::kKubeconfigFile, *kube.yaml});
   files.push_back({kPolicyFile, policy_to_json(policy)});
   files.push_back({kBoundaryFile, boundary_to_json(config)});
 
@@ -316,6 +367,9 @@ SessionOutcome write_session(const SessionRequest& req, const Installation& inst
     staged_view.session_dir = staged;
     self_test(*backend, staged_view);
   });
+  // What the new profile no longer asks for goes: no secret outlives its request.
+  if (!kube.yaml) ::unlink(kubeconfig.c_str());
+  credentials::remove_unrequested(req.session_dir, config);
   return {config, gen.warnings};
 }
 

@@ -4,6 +4,9 @@
 //                   the backend plugin and executable and our own binary, by absolute path
 //   policy.json     the resolved, backend-neutral policy
 //   <backend files> the backend's rendering (e.g. nono-profile.json)
+//   kubeconfig      only the clusters the profile asks for (credentials/kubeconfig.hpp)
+//   aws-credentials.env, github-credentials.env, credentials.lock
+//                   the launcher's credential caches (credentials/env_file.hpp)
 //
 // Only creation, `reload` and `use` generate; `on`/`off` change the state alone; the hook
 // and the launcher only read.
@@ -35,6 +38,10 @@ struct BoundaryConfig {
   std::vector<std::string> protected_paths;
   std::optional<std::string> aws_profile;
   std::optional<bool> github_push;
+  // The credential tools, pinned by absolute path when the profile asks for them (empty:
+  // not asked for, or not found: the launcher then says so instead of exporting).
+  std::string aws_cli;
+  std::string gh_cli;
   std::map<std::string, std::string> env;  // set inside the boundary by the launcher
   std::string backend;                     // plugin name
   std::string backend_plugin;              // absolute path of the .so
