@@ -134,18 +134,6 @@ std::string no_policy_reason(const LoadedSession& s) {
          ". Run `agent-boundary reload`, or restart the session to generate one.";
 }
 
-// Only the exact word `off` disables: a corrupt or unknown state enforces.
-bool state_is_off(const std::string& dir) {
-  try {
-    const auto text = read_file(dir + "/" + kBoundaryFile, 1 << 20);
-    if (!text) return false;
-    const auto j = nlohmann::json::parse(*text, nullptr, false);
-    return j.is_object() && j.contains("state") && j["state"] == "off";
-  } catch (...) {
-    return false;
-  }
-}
-
 Decision decide_shell(const ToolCall& call, const HookContext& ctx, const LoadedSession& s) {
   const std::string cmd = trim(call.command);
   if (is_toggle(cmd)) {
@@ -218,8 +206,11 @@ Decision decide_path(const ToolCall& call, const HookContext& ctx, const LoadedS
   const Access access = search ? Access::read : call.access;
   const std::string label = "[gate] " + call.tool_name + " " + asked;
 
-  if (access != Access::read && !c.self_edit) {
-    for (const auto& p : c.protected_paths) {
+  // Kept even though the policy denies these too, so the protection does not depend on
+  // the policy's contents; self_edit opens the policy, never the code hooks run.
+  if (access != Access::read) {
+    const auto& paths = c.self_edit ? c.installation_paths : c.protected_paths;
+    for (const auto& p : paths) {
       if (path_within(canonical, resolve_existing_prefix(p)))
         return deny(label + ": refusing to let the sandbox rewrite its own policy (" + p + ")");
     }
@@ -236,6 +227,13 @@ Decision decide_path(const ToolCall& call, const HookContext& ctx, const LoadedS
   const auto backend = ctx.backend_for(c);
   ProbeRequest req{SessionView{s.dir, c.workdir, c.backend_executable}, call.cwd, canonical, access,
                    ctx.probe_timeout_ms};
+  // Write probes of absent targets create and remove parent dirs: one at a time per
+  // session, so parallel tool calls neither see each other's dirs nor leave them behind.
+  FileLock lock;
+  if (access != Access::read) {
+    lock = FileLock::acquire(s.dir + "/probe.lock", ctx.probe_timeout_ms);
+    if (!lock.held()) return deny(label + ": another probe of this session did not finish in time");
+  }
   const ProbeResult r = backend->probe(req);
   if (r.verdict != ProbeResult::Verdict::allowed)
     return deny(label + ": blocked by sandbox policy (" +
@@ -275,7 +273,9 @@ Decision decide_tool_call(const ToolCall& call, const HookContext& ctx) {
     // The toggle stays reachable when the boundary is off, through the pinned binary (a
     // silent hook would leave `agent-boundary on` to whatever PATH finds).
     const bool toggle = call.tool_class == ToolClass::shell && is_toggle(trim(call.command));
-    if (!toggle && !s.dir.empty() && state_is_off(s.dir))
+    // Only a valid session whose state is exactly `off` disables: a missing, corrupt or
+    // unknown state enforces.
+    if (!toggle && s.config && s.config->state == "off")
       return make(Decision::Verdict::no_opinion, "");
     switch (call.tool_class) {
       case ToolClass::safe:

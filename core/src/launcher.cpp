@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -51,7 +52,7 @@ LaunchPlan plan_launch(const LaunchRequest& req, const PluginHost& host) {
   if (!policy_text)
     throw SessionError("no complete session at " + req.session_dir, req.session_dir,
                        "run `agent-boundary --session-dir " + req.session_dir + " reload`");
-  policy_from_json(*policy_text, policy_file);
+  const ResolvedPolicy policy = policy_from_json(*policy_text, policy_file);
   // The plugin loads from the directory pinned at creation, and only if it is still the
   // directory this binary was installed with.
   const std::string trusted = installed_plugin_dir();
@@ -63,6 +64,18 @@ LaunchPlan plan_launch(const LaunchRequest& req, const PluginHost& host) {
 
   LaunchPlan plan;
   plan.cwd = req.cwd.empty() ? cfg.workdir : absolute_normal(req.cwd, cfg.workdir);
+  // A command must start where the boundary lets it look; nono would silently start it in
+  // `/` instead.
+  const std::string real_cwd = resolve_existing_prefix(plan.cwd);
+  const bool cwd_granted =
+      std::any_of(policy.grants.begin(), policy.grants.end(), [&](const Grant& g) {
+        return g.kind == PathKind::directory && g.access != Access::write &&
+               path_within(real_cwd, resolve_existing_prefix(g.path));
+      });
+  if (!cwd_granted)
+    throw SessionError(
+        "the working directory " + plan.cwd + " is outside the boundary", plan.cwd,
+        "run the command from the workdir " + cfg.workdir + " or a granted directory");
   WrapRequest wrap{SessionView{req.session_dir, cfg.workdir, cfg.backend_executable}, plan.cwd,
                    req.argv};
   plan.argv = backend->wrap(wrap);

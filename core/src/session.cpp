@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -98,6 +99,7 @@ std::vector<std::string> protected_paths_for(const SessionRequest& req,
   add(resolve_existing_prefix(install.plugin_dir));
   add(state_root());
   for (const auto& p : req.extra_protected) add(resolve_existing_prefix(p));
+  for (const auto& p : req.extra_installation) add(resolve_existing_prefix(p));
   return out;
 }
 
@@ -160,6 +162,7 @@ std::string boundary_to_json(const BoundaryConfig& c) {
   j["workdir"] = c.workdir;
   j["profiles_dir"] = c.profiles_dir;
   j["protected_paths"] = c.protected_paths;
+  j["installation_paths"] = c.installation_paths;
   if (c.aws_profile) j["aws_profile"] = *c.aws_profile;
   if (c.github_push) j["github"] = {{"push", *c.github_push}};
   if (!c.aws_cli.empty() || !c.gh_cli.empty()) {
@@ -214,6 +217,7 @@ BoundaryConfig read_boundary(const std::string& dir) {
     c.workdir = j.at("workdir").get<std::string>();
     c.profiles_dir = j.at("profiles_dir").get<std::string>();
     c.protected_paths = j.at("protected_paths").get<std::vector<std::string>>();
+    c.installation_paths = j.at("installation_paths").get<std::vector<std::string>>();
     if (j.contains("aws_profile")) c.aws_profile = j.at("aws_profile").get<std::string>();
     if (j.contains("github")) c.github_push = j.at("github").at("push").get<bool>();
     if (j.contains("tools")) {
@@ -298,6 +302,8 @@ SessionOutcome write_session(const SessionRequest& req, const Installation& inst
   // The installation stays out of reach even with self_edit: a writable plugin or binary
   // would run the agent's code outside the boundary on the next hook.
   ctx.installation_paths = {resolve_existing_prefix(install.plugin_dir)};
+  for (const auto& p : req.extra_installation)
+    ctx.installation_paths.push_back(resolve_existing_prefix(p));
   ctx.state_root = session_root;
   // The session kubeconfig is readable inside, although the session dir is denied (and
   // exempt from the backend's own kubeconfig denies).
@@ -336,6 +342,7 @@ SessionOutcome write_session(const SessionRequest& req, const Installation& inst
   config.workdir = req.workdir;
   config.profiles_dir = req.profiles_dir;
   config.protected_paths = ctx.protected_paths;
+  config.installation_paths = ctx.installation_paths;
   config.aws_profile = profile.aws_profile;
   config.github_push = profile.github_push;
   config.aws_cli = aws_cli;
@@ -384,7 +391,12 @@ SessionOutcome regenerate_session(const std::string& dir, const std::optional<st
   req.backend = old.backend;
   req.state = old.state;
   // Protections pinned at creation stay (a harness may have added its plugin root).
-  for (const auto& p : old.protected_paths) req.extra_protected.push_back(p);
+  for (const auto& p : old.protected_paths) {
+    const bool installation =
+        std::find(old.installation_paths.begin(), old.installation_paths.end(), p) !=
+        old.installation_paths.end();
+    (installation ? req.extra_installation : req.extra_protected).push_back(p);
+  }
   return write_session(req, install);
 }
 

@@ -36,6 +36,7 @@ struct BoundaryConfig {
   std::string workdir;
   std::string profiles_dir;
   std::vector<std::string> protected_paths;
+  std::vector<std::string> installation_paths;  // the subset never granted, even with self_edit
   std::optional<std::string> aws_profile;
   std::optional<bool> github_push;
   // The credential tools, pinned by absolute path when the profile asks for them (empty:
@@ -66,7 +67,10 @@ struct SessionRequest {
   std::string workdir;       // absolute
   std::string backend;       // empty: the profile's `backend:`, else "nono"
   std::string state = "on";
-  std::vector<std::string> extra_protected;  // e.g. a harness's plugin root
+  std::vector<std::string> extra_protected;
+  // Code outside the boundary that hooks run (e.g. a harness's plugin root): denied even
+  // with self_edit, like agent-boundary's own plugin dir.
+  std::vector<std::string> extra_installation;
 };
 
 struct SessionOutcome {

@@ -165,7 +165,7 @@ SessionStartReport start_session(const SessionStartEvent& event,
       if (list_profiles(configured).empty())
         req.profiles_dir = fs::path(install.helper_dir).parent_path().parent_path().string() +
                            "/share/agent-boundary/profiles";
-      req.extra_protected = harness_protected;
+      req.extra_installation = harness_protected;
       const SessionOutcome out = write_session(req, install);
       config = out.config;
       for (const auto& w : out.warnings) report.notes.push_back(w);

@@ -265,9 +265,6 @@ def test_corrupt_boundary_json_still_enforces(world, claude, sid, sdir, kind):
     assert not (world.home / "evil.txt").exists()
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: a boundary.json that every CLI command rejects as "
-                   "corrupt, but whose `state` is \"off\", silences the hook (no opinion) instead "
-                   "of enforcing")
 def test_corrupt_boundary_json_saying_off_still_enforces(world, claude, sid, sdir):
     (sdir / "boundary.json").write_text(json.dumps({"state": "off"}))
     r = world.ab("--session-dir", sdir, "status")

@@ -463,9 +463,6 @@ def test_self_edit_keeps_runtime_and_installation_unwritable(world, claude, self
         assert not target.exists()
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: with a self_edit profile the Claude plugin root "
-                   "(bin/bootstrap, hooks/hooks.json, run outside the boundary by the next "
-                   "SessionStart) becomes writable from inside")
 def test_self_edit_keeps_the_plugin_root_unwritable(world, claude, self_edit_session):
     d = self_edit_session
     bootstrap = claude.plugin_root / "bin" / "bootstrap"

@@ -174,8 +174,6 @@ def test_env_file_path_export_reaches_wrapped_commands(world, claude, sid):
     assert os.path.realpath(r.stdout.strip()) == claude.ab_bin
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: a payload cwd outside the boundary's grants makes the "
-                   "wrapped command run silently in / (nono's fallback) instead of failing")
 @pytest.mark.parametrize("where", ["main-checkout", "home"])
 def test_cwd_outside_the_boundary_never_runs_elsewhere(world, claude, sid, where):
     cwd = world.repo if where == "main-checkout" else world.home
