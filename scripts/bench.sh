@@ -43,12 +43,21 @@ median_ms() {  # median_ms JSON -> milliseconds of the first command
   python3 -c 'import json,sys; print("%.1f" % (json.load(open(sys.argv[1]))["results"][0]["median"]*1000))' "$1"
 }
 
+# nono 0.80 leaves a /tmp/.nono-<hash>.json behind on every `wrap`, and its start-up slows
+# as they pile up: remove the ones this benchmark made before each measurement, so rows
+# compare like with like.
+clean_nono_leftovers() {
+  find /tmp -maxdepth 1 -name '.nono-*.json' -newer "$world" -delete 2>/dev/null || true
+}
+
 bench() {  # bench NAME HYPERFINE-ARGS... -> median ms (no shell in between)
+  clean_nono_leftovers
   hyperfine -N --warmup 3 --runs "$runs" --export-json "$world/$1.json" "${@:2}" >/dev/null 2>&1
   median_ms "$world/$1.json"
 }
 
 bench_stdin() {  # bench_stdin NAME FILE COMMAND -> median ms; hyperfine subtracts the shell
+  clean_nono_leftovers
   hyperfine --warmup 3 --runs "$runs" --export-json "$world/$1.json" "$3 < $2" >/dev/null 2>&1
   median_ms "$world/$1.json"
 }
@@ -97,6 +106,8 @@ bash_hook=$(bench_stdin hook-bash "$world/Bash.json" "$ab claude hook PreToolUse
 read_hook=$(bench_stdin hook-read "$world/Read.json" "$ab claude hook PreToolUse")
 safe_hook=$(bench_stdin hook-safe "$world/TodoWrite.json" "$ab claude hook PreToolUse")
 statusline=$(bench statusline "$ab claude statusline '$status_json'")
+true_floor=$(bench true-floor "/bin/true")
+cxx_floor=$(bench cxx-floor "$ab --version")
 python_floor=$(bench python-floor "python3 -c 'import json, re, shlex, subprocess, pathlib, datetime'")
 
 rows+=("| \`nono wrap -- true\` run directly | $direct ms |")
@@ -107,6 +118,8 @@ rows+=("| Claude PreToolUse hook, Bash rewrite | $bash_hook ms |")
 rows+=("| Claude PreToolUse hook, Read (one probe inside the boundary) | $read_hook ms |")
 rows+=("| Claude PreToolUse hook, a safe tool | $safe_hook ms |")
 rows+=("| Claude status line | $statusline ms |")
+rows+=("| floor: \`/bin/true\` | $true_floor ms |")
+rows+=("| floor: \`agent-boundary --version\` (starting our C++ binary, no work) | $cxx_floor ms |")
 rows+=("| floor of the Python hook we replace: \`python3 -c 'import json, re, shlex, subprocess, pathlib, datetime'\` | $python_floor ms |")
 
 echo "Medians of $runs runs (hyperfine, 3 warmups; hook rows read stdin through a shell whose cost hyperfine subtracts), $(nproc) cores, $(uname -r), nono $("$nono" --version | awk '{print $2}'), $(date -u +%Y-%m-%d)."
