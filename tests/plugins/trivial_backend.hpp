@@ -60,3 +60,24 @@ class TrivialBackend : public agent_boundary::Backend {
 };
 
 }  // namespace ab_test
+
+// A hand-written descriptor for a TrivialBackend, for the plugins that must lie about one
+// field (ABI version, kind, toolchain) where the AB_BACKEND_PLUGIN macro would tell the truth.
+#define AB_TEST_TRIVIAL_DESCRIPTOR(abi_major, abi_minor, kind, name, toolchain)                \
+  namespace {                                                                                  \
+  void* ab_test_create(void* host) {                                                           \
+    return static_cast<agent_boundary::Backend*>(                                              \
+        new ab_test::TrivialBackend(*static_cast<const agent_boundary::PluginHost*>(host)));   \
+  }                                                                                            \
+  void ab_test_destroy(void* object) { delete static_cast<agent_boundary::Backend*>(object); } \
+  }                                                                                            \
+  extern "C" __attribute__((visibility("default")))                                            \
+  const ab_plugin_descriptor ab_plugin_entry_v1 = {sizeof(ab_plugin_descriptor),               \
+                                                   abi_major,                                  \
+                                                   abi_minor,                                  \
+                                                   kind,                                       \
+                                                   name,                                       \
+                                                   "0.0.1",                                    \
+                                                   toolchain,                                  \
+                                                   ab_test_create,                             \
+                                                   ab_test_destroy}
