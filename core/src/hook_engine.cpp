@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "agent_boundary/error.hpp"
 #include "agent_boundary/process.hpp"
@@ -11,8 +12,10 @@
 #include "credentials/env_file.hpp"
 #include "paths.hpp"
 #include "policy_json.hpp"
+#include "protect/protect.hpp"
 #include "secure_file.hpp"
 
+extern char** environ;
 namespace fs = std::filesystem;
 
 namespace agent_boundary {
@@ -27,6 +30,70 @@ Decision make(Decision::Verdict v, std::string reason) {
   return d;
 }
 Decision deny(std::string reason) { return make(Decision::Verdict::deny, std::move(reason)); }
+
+// The helper's answer, "allowed|detail" or "denied|detail" on its first line (the same
+// format the backend's own probe parses).
+ProbeResult parse_probe_output(const ProcessResult& r, int timeout_ms) {
+  ProbeResult out;
+  if (r.timed_out) {
+    out.verdict = ProbeResult::Verdict::denied;
+    out.detail = "probe timed out after " + std::to_string(timeout_ms) + " ms";
+    return out;
+  }
+  const std::string line = first_line(r.out);
+  if (r.exit_code != 0 || r.signal != 0 || line.empty()) {
+    out.verdict = ProbeResult::Verdict::inconclusive;
+    std::string why = first_line(r.err);
+    if (why.empty())
+      why = "probe exited " + std::to_string(r.signal ? 128 + r.signal : r.exit_code);
+    out.detail = "probe inconclusive: " + why;
+    return out;
+  }
+  const auto bar = line.find('|');
+  const std::string verdict = line.substr(0, bar);
+  out.detail = bar == std::string::npos ? "" : line.substr(bar + 1);
+  if (verdict == "allowed")
+    out.verdict = ProbeResult::Verdict::allowed;
+  else if (verdict == "denied")
+    out.verdict = ProbeResult::Verdict::denied;
+  else {
+    out.verdict = ProbeResult::Verdict::inconclusive;
+    out.detail = "probe inconclusive: " + line;
+  }
+  return out;
+}
+
+// With a protection plan the probe must see the same read-only binds as the commands, so
+// it runs through the pinned launcher instead of the backend alone.
+// nullopt: no plan (or an empty one); a corrupt plan is a plan the launcher refuses.
+std::optional<protect::ProtectPlan> protection_of(const std::string& dir) {
+  const std::string file = dir + "/" + protect::kProtectFile;
+  const auto text = read_file(file, 1 << 20);
+  if (!text) return std::nullopt;
+  try {
+    auto plan = protect::from_json(*text, file);
+    if (plan.empty()) return std::nullopt;
+    return plan;
+  } catch (const Error&) {
+    protect::ProtectPlan bad;
+    bad.mounts.push_back({"/", false, true});  // the probe then fails, and the call is denied
+    return bad;
+  }
+}
+
+ProbeResult launcher_probe(const BoundaryConfig& c, const std::string& dir,
+                           const ProbeRequest& req) {
+  ProcessOptions opts;
+  opts.argv = {c.agent_boundary, "exec", "--session-dir",         dir,      "--cwd",
+               req.cwd,          "--",   c.helper_dir + "/probe", req.path, to_string(req.access)};
+  opts.cwd = req.cwd;
+  opts.timeout_ms = req.timeout_ms;
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) env.emplace_back(*e);
+  env.emplace_back("AGENT_BOUNDARY_SKIP_CREDENTIALS=1");
+  opts.env = std::move(env);
+  return parse_probe_output(run_process(opts), req.timeout_ms);
+}
 
 bool valid_session_id(const std::string& id) {
   if (id.size() < 8 || id.size() > 64) return false;
@@ -234,7 +301,13 @@ Decision decide_path(const ToolCall& call, const HookContext& ctx, const LoadedS
     lock = FileLock::acquire(s.dir + "/probe.lock", ctx.probe_timeout_ms);
     if (!lock.held()) return deny(label + ": another probe of this session did not finish in time");
   }
-  const ProbeResult r = backend->probe(req);
+  const auto protection = protection_of(s.dir);
+  // A masked deny reads as an empty file inside; the tool itself runs outside and would
+  // see the real content.
+  if (protection && protect::masked(*protection, canonical))
+    return deny(label + ": denied by the profile (hidden inside the boundary)");
+  const ProbeResult r = protection && ctx.probe_through_launcher ? launcher_probe(c, s.dir, req)
+                                                                 : backend->probe(req);
   if (r.verdict != ProbeResult::Verdict::allowed)
     return deny(label + ": blocked by sandbox policy (" +
                 (r.detail.empty() ? std::string("denied") : r.detail) + ")");

@@ -21,6 +21,9 @@ struct HookContext {
   // Loads the session's pinned backend (tests substitute a mock).
   std::function<std::shared_ptr<Backend>(const BoundaryConfig&)> backend_for;
   int probe_timeout_ms = 5000;
+  // A session with a protection plan (Linux) is probed through the pinned launcher, so the
+  // probe sees the same read-only binds as commands; tests of the backend's probe turn it off.
+  bool probe_through_launcher = true;
 };
 
 // `<state>/sessions/<id>` for an id of 8-64 [A-Za-z0-9_-]; empty for anything else.

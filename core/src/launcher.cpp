@@ -63,6 +63,11 @@ LaunchPlan plan_launch(const LaunchRequest& req, const PluginHost& host) {
   const auto backend = load_backend(cfg.backend_plugin, trusted, host);
 
   LaunchPlan plan;
+  // Sessions from before the protection plan existed have no protect.json: nothing to bind.
+  const std::string protect_file = req.session_dir + "/" + protect::kProtectFile;
+  if (const auto text = read_file(protect_file, 1 << 20))
+    plan.protection = protect::from_json(*text, protect_file);
+  plan.session_dir = req.session_dir;
   plan.cwd = req.cwd.empty() ? cfg.workdir : absolute_normal(req.cwd, cfg.workdir);
   // A command must start where the boundary lets it look; nono would silently start it in
   // `/` instead.
@@ -90,7 +95,12 @@ LaunchPlan plan_launch(const LaunchRequest& req, const PluginHost& host) {
   };
   // Credentials (no file is read for a session without them) never stop a command:
   // whatever goes wrong is a note on stderr.
-  if (credentials::wants_credentials(cfg)) {
+  // The hook's probe runs through the launcher only for the mounts: no credential export.
+  const char* skip = ::getenv("AGENT_BOUNDARY_SKIP_CREDENTIALS");
+  std::erase_if(plan.env, [](const std::string& s) {
+    return s.starts_with("AGENT_BOUNDARY_SKIP_CREDENTIALS=");
+  });
+  if (credentials::wants_credentials(cfg) && !(skip && std::string_view(skip) == "1")) {
     try {
       credentials::Injection injected =
           credentials::prepare_injection(req.session_dir, cfg, plan.env);
@@ -119,6 +129,17 @@ void exec_plan(const LaunchPlan& plan) {
   argv.push_back(nullptr);
   for (const auto& e : plan.env) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
+  // The binds come before the chdir, so a cwd below a bound directory is on the new mount.
+  if (!plan.protection.empty()) {
+    if (!protect::apply(plan.protection, plan.session_dir)) {
+      const std::string line =
+          "agent-boundary: DEGRADED: no user namespaces here; paths inside writable "
+          "directories are not protected (the profile accepts this)\n";
+      (void)!::write(2, line.data(), line.size());
+    }
+    // An inherited descriptor on a protected file would be a writable alias.
+    ::close_range(3, ~0U, 0);
+  }
   if (::chdir(plan.cwd.c_str()) != 0)
     throw SystemError("cannot enter " + plan.cwd + ": " + std::strerror(errno), plan.cwd);
   ::execve(argv[0], argv.data(), envp.data());

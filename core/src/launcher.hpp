@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "agent_boundary/plugin_host.hpp"
+#include "protect/protect.hpp"
 
 namespace agent_boundary {
 
@@ -21,7 +22,9 @@ struct LaunchPlan {
   std::vector<std::string> argv;  // argv[0] absolute
   std::vector<std::string> env;   // "K=V" (injected credentials included: never in argv)
   std::string cwd;
-  std::vector<std::string> notes;  // printed on stderr before the exec (no secrets)
+  std::vector<std::string> notes;   // printed on stderr before the exec (no secrets)
+  protect::ProtectPlan protection;  // applied in exec_plan, just before the exec
+  std::string session_dir;
 };
 
 // Everything up to the exec: throws Error on a missing/corrupt session or a backend error.

@@ -35,9 +35,24 @@ namespace agent_boundary {
 namespace {
 
 // The one list of top-level keys the reader accepts (the schema test checks against it).
-constexpr std::array<std::string_view, 15> kTopKeys = {
-    "name", "description", "self_edit", "git_common_dir",   "aws", "kube", "github", "allow",
-    "read", "write",       "deny",      "resolve_symlinks", "env", "nono", "backend"};
+constexpr std::array<std::string_view, 18> kTopKeys = {"name",
+                                                       "description",
+                                                       "self_edit",
+                                                       "git_common_dir",
+                                                       "aws",
+                                                       "kube",
+                                                       "github",
+                                                       "allow",
+                                                       "read",
+                                                       "write",
+                                                       "deny",
+                                                       "resolve_symlinks",
+                                                       "env",
+                                                       "nono",
+                                                       "backend",
+                                                       "accept_unprotected_denies",
+                                                       "allow_git_hook_escape",
+                                                       "allow_agent_settings_escape"};
 constexpr std::array<std::string_view, 1> kAwsKeys = {"profile"};
 constexpr std::array<std::string_view, 2> kKubeKeys = {"eks", "orbstack"};
 constexpr std::array<std::string_view, 1> kGithubKeys = {"push"};
@@ -739,6 +754,12 @@ std::optional<Profile> Checker::check(std::size_t root) {
       if (auto v = bool_value(e.value)) p.self_edit = *v;
     } else if (k == "git_common_dir") {
       if (auto v = bool_value(e.value)) p.git_common_dir = *v;
+    } else if (k == "accept_unprotected_denies") {
+      if (auto v = bool_value(e.value)) p.accept_unprotected_denies = *v;
+    } else if (k == "allow_git_hook_escape") {
+      if (auto v = bool_value(e.value)) p.allow_git_hook_escape = *v;
+    } else if (k == "allow_agent_settings_escape") {
+      if (auto v = bool_value(e.value)) p.allow_agent_settings_escape = *v;
     } else if (k == "aws") {
       aws_given = node(e.value).kind != Kind::null;
       if (!expect_mapping(e, true, "{profile: NAME}")) continue;

@@ -36,6 +36,13 @@ struct Profile {
   std::string description;
   bool self_edit = false;
   bool git_common_dir = true;
+  // Linux: run commands even where the kernel cannot give the launcher the namespaces that
+  // protect denies inside writable directories (status then shows them DEGRADED).
+  bool accept_unprotected_denies = false;
+  // Linux: leave the git dir's hooks and config (resp. `.claude/`) writable inside writable
+  // grants. The cost is in the name: sandboxed code can then plant code that runs outside.
+  bool allow_git_hook_escape = false;
+  bool allow_agent_settings_escape = false;
   std::optional<std::string> aws_profile;  // aws.profile
   bool kube_eks = false;
   bool kube_orbstack = false;

@@ -72,6 +72,21 @@ json build_schema() {
       "state root) become writable instead of denied: a soft boundary the agent can "
       "change or switch off.",
       false);
+  props["accept_unprotected_denies"] = boolean(
+      "Linux only. When the kernel does not let agent-boundary create the user and mount "
+      "namespaces that protect git hooks and config, agent settings and profile denies inside "
+      "writable directories, run commands anyway with those paths writable (status shows them "
+      "DEGRADED) instead of refusing.",
+      false);
+  props["allow_git_hook_escape"] = boolean(
+      "Linux only. Leave the git dir's hooks/ and config (and worktree admin files) writable "
+      "inside writable grants. Sandboxed code can then plant a git hook or config that runs "
+      "outside the boundary on the next host git command.",
+      false);
+  props["allow_agent_settings_escape"] = boolean(
+      "Linux only. Leave $WORKDIR/.claude writable. Sandboxed code can then add agent hooks "
+      "or plugins that run outside the boundary in the next agent session.",
+      false);
   props["git_common_dir"] = boolean(
       "Grant the repository's real git common dir, so git works in linked worktrees. "
       "Its hooks then become writable from inside.",

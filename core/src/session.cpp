@@ -21,6 +21,7 @@
 #include "plugin_loader.hpp"
 #include "policy_gen.hpp"
 #include "policy_json.hpp"
+#include "protect/protect.hpp"
 #include "secure_file.hpp"
 
 namespace fs = std::filesystem;
@@ -321,8 +322,47 @@ SessionOutcome write_session(const SessionRequest& req, const Installation& inst
   if (!aws_cli.empty()) check_not_sandbox_writable("the AWS CLI", aws_cli, policy);
   if (!gh_cli.empty()) check_not_sandbox_writable("gh", gh_cli, policy);
 
+  // Linux: denies inside writable directories, held by the launcher's read-only binds.
+  protect::ProtectPlan protection;
+  bool protection_live = false;
+#ifdef __linux__
+  // Only the Landlock backend needs it: others enforce denies inside grants themselves.
+  if (backend_name == "nono")
+    protection = protect::compute_plan(
+        policy, req.workdir, protect::writable_dirs(policy),
+        {!profile.allow_git_hook_escape, !profile.allow_agent_settings_escape});
+  protection.accept_unprotected = profile.accept_unprotected_denies;
+  if (!protection.empty()) {
+    std::string why;
+    protection_live = protect::namespaces_available(why);
+    if (!protection_live && !profile.accept_unprotected_denies)
+      throw SessionError(
+          "git hooks and config, agent settings and denies inside writable directories cannot "
+          "be protected: " +
+              why,
+          req.workdir,
+          "enable user namespaces (`sysctl kernel.unprivileged_userns_clone=1`, "
+          "`sysctl user.max_user_namespaces=15000`, or on Ubuntu "
+          "`sysctl kernel.apparmor_restrict_unprivileged_userns=0`), or accept the weaker "
+          "boundary with `accept_unprotected_denies: true` in the profile");
+    if (!protection_live)
+      gen.warnings.push_back("protection of paths inside writable directories is OFF (" + why +
+                             "; the profile accepts it)");
+    protect::prepare(protection);
+  }
+#endif
+
   BoundaryConfig config;
   config.deny_state = backend->deny_state(policy, exe);
+  if (protection_live)
+    for (auto& d : config.deny_state) {
+      if (d.enforcement != Enforcement::unenforced ||
+          std::find(protection.covered_denies.begin(), protection.covered_denies.end(), d.path) ==
+              protection.covered_denies.end())
+        continue;
+      d.enforcement = Enforcement::enforced;
+      d.reason = protect::coverage(protection, d.path);
+    }
   for (const auto& d : config.deny_state) {
     if (d.enforcement == Enforcement::enforced) continue;
     if (d.origin == "self-protection" && d.enforcement == Enforcement::unenforced)
@@ -362,9 +402,12 @@ SessionOutcome write_session(const SessionRequest& req, const Installation& inst
     if (f.name.empty() || f.name.find('/') != std::string::npos || f.name == kBoundaryFile ||
         f.name == kPolicyFile || f.name[0] == '.' || f.name == credentials::kKubeconfigFile ||
         f.name == credentials::kAwsFile || f.name == credentials::kGithubFile ||
-        f.name == credentials::kLockFile)
+        f.name == credentials::kLockFile || f.name == protect::kProtectFile ||
+        f.name == protect::kMaskFile)
       throw BackendError("backend rendered an invalid file name `" + f.name + "`");
   if (kube.yaml) files.push_back({credentials::kKubeconfigFile, *kube.yaml});
+  files.push_back({protect::kProtectFile, protect::to_json(protection)});
+  files.push_back({protect::kMaskFile, ""});
   files.push_back({kPolicyFile, policy_to_json(policy)});
   files.push_back({kBoundaryFile, boundary_to_json(config)});
 

@@ -49,7 +49,7 @@ def test_plugin_disabled_is_red(world, claude, started):
 def test_no_settings_mention_is_empty(world, claude, started):
     assert _line(claude) == ""
     # Settings that exist but do not mention the plugin say nothing either.
-    (world.wt / ".claude").mkdir()
+    (world.wt / ".claude").mkdir(exist_ok=True)  # the session may have created it
     (world.wt / ".claude" / "settings.json").write_text(
         json.dumps({"enabledPlugins": {"other@market": True}, "permissions": {}}))
     assert _line(claude) == ""
@@ -145,7 +145,7 @@ def test_dev_marketplace_key(world, claude, started):
 
 
 def test_invalid_settings_file_says_nothing(world, claude, started):
-    (world.wt / ".claude").mkdir()
+    (world.wt / ".claude").mkdir(exist_ok=True)  # the session may have created it
     (world.wt / ".claude" / "settings.local.json").write_text("{not json")
     claude.enable_plugin(world.repo)
     assert _line(claude) == ON
@@ -175,7 +175,7 @@ def test_outside_any_checkout(world, claude, started):
 def test_fifo_settings_file_does_not_hang(world, claude, started):
     # .claude/ sits in the sandbox-writable checkout (issue 4): a FIFO there must not stall
     # every status line render.
-    (world.wt / ".claude").mkdir()
+    (world.wt / ".claude").mkdir(exist_ok=True)  # the session may have created it
     os.mkfifo(world.wt / ".claude" / "settings.local.json")
     claude.enable_plugin(world.wt)
     t0 = time.monotonic()

@@ -150,7 +150,8 @@ def test_boundary_cannot_be_switched_off_from_inside(world, session):
     for cmd in attempts:
         _denied(world.run_in(session, "sh", "-c", cmd))
         assert boundary.read_bytes() == before, cmd
-    assert sorted(os.listdir(session)) == ["boundary.json", "nono-profile.json", "policy.json"]
+    assert sorted(os.listdir(session)) == ["boundary.json", "mask", "nono-profile.json", "policy.json",
+                                          "protect.json"]
     r = world.ab("--session-dir", session, "status")
     assert r.stdout.splitlines()[0] == "profile default state on"
 
@@ -328,7 +329,8 @@ def test_probe_absent_file_in_workdir(world, session):
     target = world.wt / "newdir" / "new.txt"
     assert world.probe_in(session, target, "readwrite") == "allowed|target absent"
     assert not (world.wt / "newdir").exists()
-    assert sorted(os.listdir(world.wt)) == [".git", "README.md"]
+    # `.claude` is the session's own (the agent settings dir, created to be protected).
+    assert sorted(os.listdir(world.wt)) == [".claude", ".git", "README.md"]
 
 
 def test_probe_state_denied(world, session):
@@ -409,18 +411,26 @@ def test_deny_outside_grants_is_enforced_quietly(world):
 
 
 def test_deny_inside_a_grant_is_reported_not_hidden(world):
-    # Landlock cannot carve a deny out of a granted dir: the session must say so (warning at
-    # creation, DEGRADED in status) rather than pretend the file is protected.
+    # Landlock cannot carve a deny out of a granted dir; the launcher's mounts do (issue 4),
+    # and what they cannot cover (a deny below a directory that does not exist) the session
+    # says (warning at creation, DEGRADED in status) rather than pretend it is protected.
     (world.wt / "secret.env").write_text("WT-SECRET\n")
-    world.profile("leaky", deny=["$WORKDIR/secret.env"])
+    world.profile("leaky", deny=["$WORKDIR/secret.env", "$WORKDIR/nodir/x.env"])
     d = world.session_path("l")
     r = world.ab("session", "create", d, "--profile", "leaky")
     assert_ok(r)
-    assert f"deny of {world.wt}/secret.env is unenforced" in r.stderr
+    assert f"deny of {world.wt}/secret.env" not in r.stderr
+    assert f"deny of {world.wt}/nodir/x.env is unenforced" in r.stderr
     r = world.ab("--session-dir", d, "status")
-    assert f"DEGRADED: deny {world.wt}/secret.env is unenforced" in r.stdout
-    # And that report is the truth.
-    assert world.probe_in(d, world.wt / "secret.env", "read") == "allowed"
+    assert f"DEGRADED: deny {world.wt}/nodir/x.env is unenforced" in r.stdout
+    assert "secret.env" not in r.stdout
+    # And that report is the truth: the content is hidden inside and stays unchanged.
+    r = world.run_in(d, "/bin/bash", "-c", "cat secret.env; echo x > secret.env")
+    assert r.returncode != 0
+    assert "WT-SECRET" not in r.stdout
+    assert (world.wt / "secret.env").read_text() == "WT-SECRET\n"
+    (world.wt / "nodir").mkdir()
+    assert world.probe_in(d, world.wt / "nodir" / "x.env", "write").startswith("allowed")
 
 
 def test_profile_env_values_are_expanded(world):

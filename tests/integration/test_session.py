@@ -54,7 +54,8 @@ def test_no_subcommand_means_status(world, session):
 def test_session_files_are_private(world, session):
     assert file_mode(session) == 0o700
     names = sorted(os.listdir(session))
-    assert names == ["boundary.json", "nono-profile.json", "policy.json"], names
+    assert names == ["boundary.json", "mask", "nono-profile.json", "policy.json",
+                     "protect.json"], names
     for name in names:
         assert file_mode(session / name) == 0o600, name
     # Directories the tool created on the way are private too.
@@ -95,12 +96,15 @@ def test_status_json(world, session):
     assert str(world.profiles) in j["protected_paths"]
 
 
-def test_status_reports_degraded_denies(world, session):
-    # The shipped profile denies .claude/settings.json inside the writable workdir, which
-    # Landlock cannot enforce: status must say so instead of pretending.
+def test_status_reports_degraded_denies(world):
+    # A deny inside the writable workdir below a directory that does not exist: Landlock
+    # cannot enforce it and the launcher's mounts have nothing to bind, so status must say
+    # so instead of pretending. (The shipped `.claude/settings*.json` denies are protected.)
+    world.profile("holes", deny=["$WORKDIR/nodir/settings.json"])
+    session = world.create_session("holes", profile="holes")
     r = world.ab("--session-dir", session, "status")
     assert_ok(r)
-    assert f"DEGRADED: deny {world.wt}/.claude/settings.json is unenforced" in r.stdout
+    assert f"DEGRADED: deny {world.wt}/nodir/settings.json is unenforced" in r.stdout
     j = json.loads(world.ab("--session-dir", session, "status", "--json").stdout)
     assert j["degraded"] is True
 
@@ -171,7 +175,8 @@ def test_off_and_on_change_only_the_state(world, session):
     assert r.stdout.splitlines()[0] == "profile default state on"
     assert json.loads((session / "boundary.json").read_text()) == boundary_before
     assert snapshot() == before
-    assert sorted(os.listdir(session)) == ["boundary.json", "nono-profile.json", "policy.json"]
+    assert sorted(os.listdir(session)) == ["boundary.json", "mask", "nono-profile.json",
+                                           "policy.json", "protect.json"]
 
 
 def test_reload_keeps_state(world, session):

@@ -36,6 +36,7 @@ class HookEngine : public testing::MockInstallTest {
     dir = req.session_dir;
     ctx.state_root = w.path("state");
     ctx.self_exe = install.self_exe;
+    ctx.probe_through_launcher = false;  // these tests drive the mock backend's probe
     ctx.backend_for = [this](const BoundaryConfig&) {
       return std::shared_ptr<Backend>(&backend, [](Backend*) {});
     };

@@ -796,14 +796,31 @@ TEST_F(ProfileFiles, ListProfiles) {
 // ---------------------------------------------------------------------------------------
 // JSON Schema.
 
-const std::vector<std::string> kExpectedKeys = {
-    "name", "description", "self_edit", "git_common_dir",   "aws", "kube", "github", "allow",
-    "read", "write",       "deny",      "resolve_symlinks", "env", "nono", "backend"};
+const std::vector<std::string> kExpectedKeys = {"name",
+                                                "description",
+                                                "self_edit",
+                                                "git_common_dir",
+                                                "aws",
+                                                "kube",
+                                                "github",
+                                                "allow",
+                                                "read",
+                                                "write",
+                                                "deny",
+                                                "resolve_symlinks",
+                                                "env",
+                                                "nono",
+                                                "backend",
+                                                "accept_unprotected_denies",
+                                                "allow_git_hook_escape",
+                                                "allow_agent_settings_escape"};
 
 // A minimal valid value for each top-level key.
 std::string sample_value(const std::string& key) {
   if (key == "name" || key == "description") return "x";
-  if (key == "self_edit" || key == "git_common_dir") return "true";
+  if (key == "self_edit" || key == "git_common_dir" || key == "accept_unprotected_denies" ||
+      key == "allow_git_hook_escape" || key == "allow_agent_settings_escape")
+    return "true";
   if (key == "aws") return "{profile: p}";
   if (key == "kube") return "{eks: false, orbstack: true}";
   if (key == "github") return "{push: true}";

@@ -1,0 +1,411 @@
+#include "protect/protect.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "agent_boundary/error.hpp"
+#include "git_dir.hpp"
+#include "paths.hpp"
+#include "secure_file.hpp"
+
+namespace agent_boundary::protect {
+namespace {
+
+using json = nlohmann::json;
+
+bool exists(const std::string& p, struct stat& st) { return ::lstat(p.c_str(), &st) == 0; }
+
+bool is_dir(const std::string& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+std::string parent_of(const std::string& p) {
+  const auto slash = p.find_last_of('/');
+  return slash == 0 || slash == std::string::npos ? "/" : p.substr(0, slash);
+}
+
+std::size_t depth(const std::string& p) { return std::count(p.begin(), p.end(), '/'); }
+
+// The outermost writable grant holding `path`, or empty.
+std::string outermost(const std::string& path, const std::vector<std::string>& writable) {
+  std::string best;
+  for (const auto& w : writable)
+    if (path_within(path, w) && (best.empty() || w.size() < best.size())) best = w;
+  return best;
+}
+
+struct Builder {
+  const std::vector<std::string>& writable;
+  ProtectPlan plan;
+
+  void add_mount(const std::string& path, bool pin) {
+    for (auto& m : plan.mounts)
+      if (m.path == path) {
+        m.pin = m.pin && pin;  // protection wins over a pin
+        return;
+      }
+    plan.mounts.push_back({path, pin});
+  }
+  // Pin every directory strictly below the outermost writable grant down to `dir`.
+  void pin_chain(const std::string& top, const std::string& dir) {
+    for (std::string d = dir; d.size() > top.size() && path_within(d, top); d = parent_of(d))
+      add_mount(d, true);
+  }
+  // Protect `path` (read-only) if a writable grant holds it. `placeholder`: content to
+  // create when absent (nullptr: leave absent paths alone).
+  bool protect(const std::string& path, const char* placeholder, bool dir = false) {
+    const std::string top = outermost(path, writable);
+    if (top.empty() || path == top) return false;
+    struct stat st {};
+    if (!exists(path, st)) {
+      if (dir) {
+        if (!is_dir(parent_of(path)) && !planned_dir(parent_of(path))) return false;
+        plan.dirs_to_create.push_back(path);
+      } else {
+        if (!placeholder) return false;
+        if (!is_dir(parent_of(path)) && !planned_dir(parent_of(path))) return false;
+        plan.placeholders.push_back({path, placeholder});
+      }
+    }
+    pin_chain(top, parent_of(path));
+    add_mount(path, false);
+    return true;
+  }
+  bool planned_dir(const std::string& d) const {
+    return std::find(plan.dirs_to_create.begin(), plan.dirs_to_create.end(), d) !=
+           plan.dirs_to_create.end();
+  }
+};
+
+}  // namespace
+
+std::vector<std::string> writable_dirs(const ResolvedPolicy& policy) {
+  std::vector<std::string> out;
+  for (const auto& g : policy.grants)
+    if (g.kind == PathKind::directory && g.access != Access::read)
+      out.push_back(resolve_existing_prefix(g.path));
+  return out;
+}
+
+ProtectPlan compute_plan(const ResolvedPolicy& policy, const std::string& workdir_in,
+                         const std::vector<std::string>& writable, const PlanOptions& options) {
+  Builder b{writable, {}};
+  const std::string workdir = resolve_existing_prefix(workdir_in);
+  const auto git = options.git ? find_git_layout(workdir) : std::nullopt;
+  if (git) {
+    const std::string& common = git->common_dir;
+    b.protect(common + "/hooks", nullptr, true);
+    b.protect(common + "/config", nullptr);
+    b.protect(common + "/commondir", ".\n");
+    if (git->linked_worktree) {
+      b.protect(git->top + "/.git", nullptr);
+    }
+    // Every linked worktree's admin files: the sandbox can write the whole common dir.
+    const std::string admin = common + "/worktrees";
+    if (DIR* d = ::opendir(admin.c_str())) {
+      std::vector<std::string> names;
+      while (const dirent* e = ::readdir(d))
+        if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0)
+          names.emplace_back(e->d_name);
+      ::closedir(d);
+      std::sort(names.begin(), names.end());
+      for (const auto& n : names) {
+        if (!is_dir(admin + "/" + n)) continue;
+        b.protect(admin + "/" + n + "/commondir", nullptr);
+        b.protect(admin + "/" + n + "/gitdir", nullptr);
+      }
+    }
+  }
+  // Agent settings decide which plugins and hooks run outside the boundary. The whole
+  // directory is bound read-only (created when absent): a directory-level bind also covers
+  // absent files and survives a host-side atomic save of a file in it.
+  if (options.agent_settings) b.protect(workdir + "/.claude", nullptr, true);
+  for (const auto& deny : policy.denies) {
+    if (deny.origin != "profile") continue;
+    const std::string real = resolve_existing_prefix(deny.path);
+    if (outermost(real, b.writable).empty()) continue;
+    const bool inside_protected =
+        std::any_of(b.plan.mounts.begin(), b.plan.mounts.end(),
+                    [&](const MountOp& m) { return !m.pin && path_within(real, m.path); });
+    struct stat st {};
+    const bool present = exists(real, st);
+    if (inside_protected && !present) {
+      b.plan.covered_denies.push_back(deny.path);  // creation is refused by the parent's bind
+    } else if (b.protect(real, "")) {
+      // A deny also hides the content: an existing path is masked (an absent one gets an
+      // empty placeholder, which hides nothing).
+      if (present)
+        for (auto& m : b.plan.mounts)
+          if (m.path == real) m.mask = true;
+      b.plan.covered_denies.push_back(deny.path);
+    } else if (inside_protected && present) {
+      b.plan.mounts.push_back({real, false, true});
+      b.plan.covered_denies.push_back(deny.path);
+    }
+  }
+  std::stable_sort(
+      b.plan.mounts.begin(), b.plan.mounts.end(),
+      [](const MountOp& x, const MountOp& y) { return depth(x.path) < depth(y.path); });
+  return b.plan;
+}
+
+void prepare(const ProtectPlan& plan) {
+  for (const auto& d : plan.dirs_to_create)
+    if (::mkdir(d.c_str(), 0755) != 0 && errno != EEXIST)
+      throw SessionError("cannot create " + d + ": " + std::strerror(errno), d);
+  for (const auto& p : plan.placeholders) {
+    struct stat st {};
+    if (exists(p.path, st)) continue;
+    const int fd =
+        ::open(p.path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0 && errno != EEXIST)
+      throw SessionError("cannot create the placeholder " + p.path + ": " + std::strerror(errno),
+                         p.path);
+    if (fd >= 0) {
+      (void)!::write(fd, p.content.data(), p.content.size());
+      ::close(fd);
+    }
+  }
+  const auto check = [](const std::string& p) {
+    struct stat st {};
+    if (!exists(p, st)) return;
+    if (S_ISLNK(st.st_mode))
+      throw SessionError("the protected path " + p + " is a symlink", p,
+                         "replace it with the file it points to (a read-only bind would land on "
+                         "the target, and the link could be swapped)");
+    if (S_ISREG(st.st_mode) && st.st_nlink > 1)
+      throw SessionError("the protected file " + p + " has " + std::to_string(st.st_nlink) +
+                             " hard links, which would stay writable aliases",
+                         p, "copy it over itself (`cp --remove-destination`) to break the links");
+  };
+  for (const auto& m : plan.mounts) {
+    check(m.path);
+    if (m.pin || !is_dir(m.path)) continue;
+    if (DIR* d = ::opendir(m.path.c_str())) {
+      std::vector<std::string> names;
+      while (const dirent* e = ::readdir(d))
+        if (e->d_name[0] != '.') names.push_back(m.path + "/" + e->d_name);
+      ::closedir(d);
+      for (const auto& n : names) {
+        struct stat st {};
+        if (exists(n, st) && S_ISREG(st.st_mode) && st.st_nlink > 1) check(n);
+      }
+    }
+  }
+}
+
+std::string coverage(const ProtectPlan& plan, const std::string& path_in) {
+  const std::string path = resolve_existing_prefix(path_in);
+  const MountOp* best = nullptr;
+  for (const auto& m : plan.mounts)
+    if (!m.pin && path_within(path, m.path) && (!best || m.path.size() > best->path.size()))
+      best = &m;
+  if (!best) return {};
+  const std::string base = "agent-boundary mount protection: ";
+  if (best->path != path)
+    return base + "the directory " + best->path +
+           " is bound read-only (writes and creation refused, reads allowed)";
+  struct stat st {};
+  const bool dir = ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  if (dir) return base + "hidden under an empty read-only directory";
+  return base +
+         (best->mask ? "hidden under an empty read-only file" : "read-only empty placeholder") +
+         " (file-level bind: a host-side replace of the file drops it for running commands)";
+}
+
+bool masked(const ProtectPlan& plan, const std::string& path) {
+  return std::any_of(plan.mounts.begin(), plan.mounts.end(),
+                     [&](const MountOp& m) { return m.mask && path_within(path, m.path); });
+}
+
+std::string to_json(const ProtectPlan& plan) {
+  json j;
+  j["version"] = 1;
+  j["accept_unprotected_denies"] = plan.accept_unprotected;
+  j["mounts"] = json::array();
+  for (const auto& m : plan.mounts)
+    j["mounts"].push_back(
+        {{"path", m.path}, {"kind", m.pin ? "pin" : (m.mask ? "mask" : "protect")}});
+  j["placeholders"] = json::array();
+  for (const auto& p : plan.placeholders) j["placeholders"].push_back(p.path);
+  j["covered_denies"] = plan.covered_denies;
+  return j.dump(2) + "\n";
+}
+
+ProtectPlan from_json(const std::string& text, const std::string& where) {
+  ProtectPlan plan;
+  try {
+    const json j = json::parse(text);
+    if (j.at("version").get<int>() != 1) throw std::runtime_error("unknown version");
+    plan.accept_unprotected = j.at("accept_unprotected_denies").get<bool>();
+    for (const auto& m : j.at("mounts")) {
+      const std::string path = m.at("path").get<std::string>();
+      const std::string kind = m.at("kind").get<std::string>();
+      if (path.empty() || path[0] != '/' || (kind != "pin" && kind != "protect" && kind != "mask"))
+        throw std::runtime_error("bad mount entry");
+      plan.mounts.push_back({path, kind == "pin", kind == "mask"});
+    }
+    for (const auto& p : j.at("placeholders"))
+      plan.placeholders.push_back({p.get<std::string>(), {}});
+    plan.covered_denies = j.at("covered_denies").get<std::vector<std::string>>();
+  } catch (const std::exception& e) {
+    throw SessionError(std::string("corrupt protection plan: ") + e.what(), where,
+                       "run `agent-boundary reload`");
+  }
+  return plan;
+}
+
+namespace {
+
+bool write_text(const char* path, const std::string& text) {
+  const int fd = ::open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  ::close(fd);
+  return ok;
+}
+
+// 0 on success, else errno; `step` names what failed.
+int enter_namespaces(bool root, const char*& step) {
+  if (root) {
+    step = "unshare(CLONE_NEWNS)";
+    return ::unshare(CLONE_NEWNS) == 0 ? 0 : errno;
+  }
+  const uid_t uid = ::geteuid();
+  const gid_t gid = ::getegid();
+  step = "unshare(CLONE_NEWUSER|CLONE_NEWNS)";
+  if (::unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) return errno;
+  step = "writing the user namespace's id maps";
+  if (!write_text("/proc/self/setgroups", "deny") ||
+      !write_text("/proc/self/uid_map", std::to_string(uid) + " " + std::to_string(uid) + " 1") ||
+      !write_text("/proc/self/gid_map", std::to_string(gid) + " " + std::to_string(gid) + " 1"))
+    return errno ? errno : EPERM;
+  return 0;
+}
+
+// Root's second user+mount namespace: every mount above becomes locked. 0 or errno.
+int enter_lock_layer() {
+  if (::unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) return errno;
+  // Only a self-map is allowed from inside: root keeps uid 0, other owners show as the
+  // overflow id there.
+  if (!write_text("/proc/self/setgroups", "deny") || !write_text("/proc/self/uid_map", "0 0 1") ||
+      !write_text("/proc/self/gid_map", "0 0 1"))
+    return errno ? errno : EPERM;
+  return 0;
+}
+
+unsigned long locked_flags(const std::string& path) {
+  struct statvfs vfs {};
+  if (::statvfs(path.c_str(), &vfs) != 0) return 0;
+  unsigned long f = 0;
+  if (vfs.f_flag & ST_NOSUID) f |= MS_NOSUID;
+  if (vfs.f_flag & ST_NODEV) f |= MS_NODEV;
+  if (vfs.f_flag & ST_NOEXEC) f |= MS_NOEXEC;
+  if (vfs.f_flag & ST_NOATIME) f |= MS_NOATIME;
+  if (vfs.f_flag & ST_NODIRATIME) f |= MS_NODIRATIME;
+  if (vfs.f_flag & ST_RELATIME) f |= MS_RELATIME;
+  return f;
+}
+
+}  // namespace
+
+bool namespaces_available(std::string& why) {
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    why = std::string("fork: ") + std::strerror(errno);
+    return false;
+  }
+  if (pid == 0) {
+    const char* step = "";
+    const bool root = ::geteuid() == 0;
+    int err = enter_namespaces(root, step);
+    if (err == 0 && root) err = enter_lock_layer();
+    ::_exit(err == 0 ? 0 : (err & 0x7f));
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return true;
+  why = std::string("cannot create ") +
+        (::geteuid() == 0 ? "a mount namespace and the locking user namespace"
+                          : "a user and mount namespace") +
+        ": " + (WIFEXITED(status) ? std::strerror(WEXITSTATUS(status)) : "the check was killed");
+  return false;
+}
+
+bool apply(const ProtectPlan& plan, const std::string& session_dir) {
+  if (plan.empty()) return true;
+  const bool root = ::geteuid() == 0;
+  const char* step = "";
+  const std::string fix =
+      std::string(root ? "this kernel must allow mount and user namespaces (CONFIG_USER_NS, "
+                         "`sysctl user.max_user_namespaces=15000`)"
+                       : "enable unprivileged user namespaces "
+                         "(`sysctl kernel.unprivileged_userns_clone=1`, "
+                         "`sysctl user.max_user_namespaces=15000`, or on Ubuntu "
+                         "`sysctl kernel.apparmor_restrict_unprivileged_userns=0`)") +
+      ", or set `accept_unprotected_denies: true` in the profile to accept the weaker boundary";
+  if (const int err = enter_namespaces(root, step); err != 0) {
+    if (plan.accept_unprotected) return false;
+    throw SystemError(std::string("cannot protect the denies inside writable directories: ") +
+                          step + ": " + std::strerror(err),
+                      {}, fix);
+  }
+  const auto fail = [&](const std::string& what, const std::string& path) {
+    throw SystemError(what + " " + path + ": " + std::strerror(errno), path,
+                      "run `agent-boundary reload`, or report this kernel's behaviour");
+  };
+  if (::mount(nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) != 0) fail("make-rslave", "/");
+  for (const auto& m : plan.mounts) {
+    struct stat st {};
+    if (::lstat(m.path.c_str(), &st) != 0) continue;  // gone since creation: nothing to bind
+    if (S_ISLNK(st.st_mode))
+      throw SystemError("the protected path " + m.path + " became a symlink", m.path,
+                        "replace the link by the real file, then run `agent-boundary reload`");
+    if (m.pin) {
+      if (::mount(m.path.c_str(), m.path.c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0)
+        fail("cannot pin", m.path);
+      continue;
+    }
+    if (S_ISREG(st.st_mode) && st.st_nlink > 1)
+      throw SystemError("the protected file " + m.path + " gained a hard link", m.path,
+                        "copy it over itself to break the link");
+    if (m.mask && S_ISDIR(st.st_mode)) {
+      if (::mount("none", m.path.c_str(), "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                  "size=4k,mode=0555") != 0)
+        fail("cannot mask", m.path);
+      continue;
+    }
+    const std::string source = m.mask ? session_dir + "/" + kMaskFile : m.path;
+    if (::mount(source.c_str(), m.path.c_str(), nullptr, MS_BIND, nullptr) != 0)
+      fail("cannot bind", m.path);
+    if (::mount(nullptr, m.path.c_str(), nullptr,
+                MS_BIND | MS_REMOUNT | MS_RDONLY | locked_flags(m.path), nullptr) != 0)
+      fail("cannot make read-only", m.path);
+  }
+  if (root) {
+    // The lock layer: in a nested user namespace every mount above becomes locked, so even
+    // root with full capabilities inside cannot undo, clone or reconfigure them.
+    if (const int err = enter_lock_layer(); err != 0) {
+      if (plan.accept_unprotected) return false;
+      throw SystemError(
+          std::string("cannot lock the protecting mounts (user namespace): ") + std::strerror(err),
+          {}, fix);
+    }
+  }
+  return true;
+}
+
+}  // namespace agent_boundary::protect

@@ -1,0 +1,72 @@
+// Denies inside writable grants on Linux (issue 4). Landlock only grants, so a path inside
+// a writable directory cannot be denied by the backend. The launcher instead enters a
+// mount namespace (and a user namespace when not root), bind-mounts the protected paths
+// read-only and pins every directory between the writable grant and each of them (a
+// local mount point cannot be renamed or removed), then execs the backend, whose Landlock
+// forbids any later mount change. The plan is computed once, at session creation, and
+// pinned in the session dir as protect.json.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "agent_boundary/policy.hpp"
+
+namespace agent_boundary::protect {
+
+inline constexpr const char* kProtectFile = "protect.json";
+inline constexpr const char* kMaskFile = "mask";  // empty; bound over denied files
+
+struct MountOp {
+  std::string path;
+  bool pin = false;   // true: recursive rw self-bind; false: read-only self-bind
+  bool mask = false;  // a profile deny: hidden under an empty read-only file or directory
+};
+
+struct Placeholder {
+  std::string path;
+  std::string content;
+};
+
+struct ProtectPlan {
+  std::vector<MountOp> mounts;            // outer paths first
+  std::vector<Placeholder> placeholders;  // created at session creation, then protected
+  std::vector<std::string> dirs_to_create;
+  std::vector<std::string> covered_denies;  // profile denies the plan enforces
+  bool accept_unprotected = false;          // profile: accept_unprotected_denies
+  bool empty() const { return mounts.empty(); }
+};
+
+// The writable directory grants of a policy (realpath'd), plus any extra ones.
+std::vector<std::string> writable_dirs(const ResolvedPolicy& policy);
+
+// Pure computation (no file is created): the paths to protect and pin inside `writable`.
+struct PlanOptions {
+  bool git = true;             // false: profile `allow_git_hook_escape`
+  bool agent_settings = true;  // false: profile `allow_agent_settings_escape`
+};
+ProtectPlan compute_plan(const ResolvedPolicy& policy, const std::string& workdir,
+                         const std::vector<std::string>& writable, const PlanOptions& options = {});
+
+// Creates the absent directories and placeholders, then refuses (SessionError) protected
+// paths that are symlinks or regular files with more than one link.
+void prepare(const ProtectPlan& plan);
+
+// How the plan enforces a deny of `path` (for deny_state), empty when it does not.
+std::string coverage(const ProtectPlan& plan, const std::string& path);
+// True when `path` is hidden by a mask (the probe, seeing an empty file, cannot tell).
+bool masked(const ProtectPlan& plan, const std::string& path);
+
+std::string to_json(const ProtectPlan& plan);
+ProtectPlan from_json(const std::string& text, const std::string& where);
+
+// True when this process may create the namespaces the launcher needs (tested in a child).
+bool namespaces_available(std::string& why);
+
+// In-process, just before the exec: unshare, rslave, binds, lock layer. Throws SystemError
+// (with what to enable) when the kernel refuses and the plan does not accept that; returns
+// false when it ran unprotected because the plan accepts it.
+bool apply(const ProtectPlan& plan, const std::string& session_dir);
+
+}  // namespace agent_boundary::protect

@@ -1,0 +1,182 @@
+#include "protect/protect.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "agent_boundary/error.hpp"
+#include "agent_boundary/process.hpp"
+#include "secure_file.hpp"
+#include "test_world.hpp"
+
+namespace agent_boundary::protect {
+namespace {
+
+using testing::TestWorld;
+
+void git(const std::string& cwd, std::vector<std::string> args) {
+  args.insert(args.begin(), {"/usr/bin/git", "-c", "user.name=t", "-c", "user.email=t@t", "-c",
+                             "init.defaultBranch=main"});
+  ProcessOptions o;
+  o.argv = args;
+  o.cwd = cwd;
+  const auto r = run_process(o);
+  ASSERT_TRUE(r.ok()) << r.err;
+}
+
+ResolvedPolicy policy_with(const std::string& writable, std::vector<Deny> denies = {}) {
+  ResolvedPolicy p;
+  p.grants.push_back({writable, Access::readwrite, PathKind::directory, false, "allow"});
+  p.grants.push_back({"/usr", Access::read, PathKind::directory, false, "read"});
+  p.denies = std::move(denies);
+  return p;
+}
+
+std::vector<std::string> paths(const ProtectPlan& plan, bool pin) {
+  std::vector<std::string> out;
+  for (const auto& m : plan.mounts)
+    if (m.pin == pin) out.push_back(m.path);
+  return out;
+}
+
+std::vector<std::string> placeholder_paths(const ProtectPlan& plan) {
+  std::vector<std::string> out;
+  for (const auto& p : plan.placeholders) out.push_back(p.path);
+  return out;
+}
+
+TEST(ProtectPlan, WritableGrantsAreTheNonReadDirectories) {
+  TestWorld w;
+  const auto p = policy_with(w.dir("wd"));
+  EXPECT_EQ(writable_dirs(p), std::vector<std::string>{w.path("wd")});
+}
+
+TEST(ProtectPlan, PlainRepoProtectsHooksConfigCommondirAndSettings) {
+  TestWorld w;
+  const std::string wd = w.dir("wd");
+  git(wd, {"init", "-q"});
+  const auto policy = policy_with(wd);
+  const ProtectPlan plan = compute_plan(policy, wd, writable_dirs(policy));
+  EXPECT_THAT(paths(plan, false),
+              ::testing::UnorderedElementsAre(wd + "/.git/hooks", wd + "/.git/config",
+                                              wd + "/.git/commondir", wd + "/.claude"));
+  EXPECT_THAT(paths(plan, true), ::testing::UnorderedElementsAre(wd + "/.git"));
+  EXPECT_THAT(placeholder_paths(plan), ::testing::UnorderedElementsAre(wd + "/.git/commondir"));
+  EXPECT_EQ(plan.dirs_to_create, std::vector<std::string>{wd + "/.claude"});
+  // Outer paths first: every pin comes before the paths below it.
+  for (std::size_t i = 0; i < plan.mounts.size(); ++i)
+    for (std::size_t j = i + 1; j < plan.mounts.size(); ++j)
+      EXPECT_FALSE(plan.mounts[i].path.starts_with(plan.mounts[j].path + "/"));
+}
+
+TEST(ProtectPlan, GrantCoveringTheWorkdirsParentPinsTheWorkdir) {
+  TestWorld w;
+  const std::string wd = w.dir("a/wd");
+  const auto policy = policy_with(w.path("a"));
+  const ProtectPlan plan = compute_plan(policy, wd, writable_dirs(policy));
+  EXPECT_THAT(paths(plan, true), ::testing::UnorderedElementsAre(wd));
+  EXPECT_THAT(paths(plan, false), ::testing::UnorderedElementsAre(wd + "/.claude"));
+}
+
+TEST(ProtectPlan, NothingOutsideWritableGrants) {
+  TestWorld w;
+  const std::string wd = w.dir("wd");
+  git(wd, {"init", "-q"});
+  const auto policy = policy_with(w.dir("elsewhere"));
+  const ProtectPlan plan = compute_plan(policy, wd, writable_dirs(policy));
+  EXPECT_TRUE(plan.empty());
+}
+
+TEST(ProtectPlan, ProfileDenyInsideAGrantIsCoveredWithAPlaceholder) {
+  TestWorld w;
+  const std::string wd = w.dir("wd");
+  w.dir("wd/secrets");
+  const auto policy = policy_with(wd, {{wd + "/secrets/key", "profile"},
+                                       {wd + "/.claude/settings.json", "profile"},
+                                       {wd + "/absent/dir/x", "profile"},
+                                       {"/etc/shadow", "profile"}});
+  const ProtectPlan plan = compute_plan(policy, wd, writable_dirs(policy));
+  EXPECT_EQ(plan.covered_denies,
+            (std::vector<std::string>{wd + "/secrets/key", wd + "/.claude/settings.json"}));
+  EXPECT_THAT(placeholder_paths(plan), ::testing::Contains(wd + "/secrets/key"));
+  EXPECT_THAT(paths(plan, true), ::testing::Contains(wd + "/secrets"));
+}
+
+TEST(ProtectPlan, LinkedWorktreeProtectsTheAdminFiles) {
+  TestWorld w;
+  const std::string repo = w.dir("main");
+  git(repo, {"init", "-q"});
+  w.file("main/f", "x");
+  git(repo, {"add", "f"});
+  git(repo, {"commit", "-qm", "m"});
+  git(repo, {"worktree", "add", "-q", w.path("wt")});
+  ResolvedPolicy policy = policy_with(w.path("wt"));
+  policy.grants.push_back({repo + "/.git", Access::readwrite, PathKind::directory, false, "git"});
+  const ProtectPlan plan = compute_plan(policy, w.path("wt"), writable_dirs(policy));
+  EXPECT_THAT(paths(plan, false),
+              ::testing::IsSupersetOf({repo + "/.git/hooks", repo + "/.git/config",
+                                       repo + "/.git/commondir", w.path("wt") + "/.git",
+                                       repo + "/.git/worktrees/wt/commondir",
+                                       repo + "/.git/worktrees/wt/gitdir"}));
+  EXPECT_THAT(paths(plan, true),
+              ::testing::IsSupersetOf({repo + "/.git/worktrees", repo + "/.git/worktrees/wt"}));
+}
+
+TEST(ProtectPlan, PrepareCreatesPlaceholdersAndRefusesLinks) {
+  TestWorld w;
+  const std::string wd = w.dir("wd");
+  git(wd, {"init", "-q"});
+  const auto policy = policy_with(wd);
+  ProtectPlan plan = compute_plan(policy, wd, writable_dirs(policy));
+  prepare(plan);
+  EXPECT_EQ(read_file(wd + "/.git/commondir").value_or(""), ".\n");
+  struct stat st {};
+  EXPECT_EQ(::stat((wd + "/.claude").c_str(), &st), 0);
+
+  ASSERT_EQ(::link((wd + "/.git/config").c_str(), (wd + "/cfg").c_str()), 0);
+  EXPECT_THROW(prepare(plan), SessionError);
+  ::unlink((wd + "/cfg").c_str());
+  w.symlink("wd/.claude/settings.json", "../x.json");
+  ProtectPlan deny_plan = plan;
+  deny_plan.mounts.push_back({wd + "/.claude/settings.json", false});
+  EXPECT_THROW(prepare(deny_plan), SessionError);
+}
+
+TEST(ProtectPlan, CoverageSaysHowADenyIsHeld) {
+  TestWorld w;
+  const std::string wd = w.dir("wd");
+  w.file("wd/secret", "s");
+  const auto policy = policy_with(wd, {{wd + "/secret", "profile"}});
+  const ProtectPlan plan = compute_plan(policy, wd, writable_dirs(policy));
+  EXPECT_TRUE(masked(plan, wd + "/secret"));
+  EXPECT_FALSE(masked(plan, wd + "/.claude/settings.json"));
+  EXPECT_THAT(coverage(plan, wd + "/secret"), ::testing::HasSubstr("hidden under an empty"));
+  EXPECT_THAT(coverage(plan, wd + "/.claude/settings.json"),
+              ::testing::HasSubstr("is bound read-only"));
+  EXPECT_EQ(coverage(plan, wd + "/other"), "");
+}
+
+TEST(ProtectPlan, JsonRoundTrip) {
+  ProtectPlan plan;
+  plan.mounts = {{"/w/.git", true}, {"/w/.git/config", false}};
+  plan.covered_denies = {"/w/x"};
+  plan.accept_unprotected = true;
+  const ProtectPlan back = from_json(to_json(plan), "t");
+  ASSERT_EQ(back.mounts.size(), 2u);
+  EXPECT_TRUE(back.mounts[0].pin);
+  EXPECT_EQ(back.mounts[1].path, "/w/.git/config");
+  EXPECT_TRUE(back.accept_unprotected);
+  EXPECT_EQ(back.covered_denies, plan.covered_denies);
+  EXPECT_THROW(from_json("{\"version\": 1}", "t"), SessionError);
+  EXPECT_THROW(
+      from_json(
+          R"({"version":1,"accept_unprotected_denies":false,"mounts":[{"path":"rel","kind":"pin"}],"placeholders":[],"covered_denies":[]})",
+          "t"),
+      SessionError);
+}
+
+}  // namespace
+}  // namespace agent_boundary::protect
