@@ -10,6 +10,7 @@
 
 #include "agent_boundary/error.hpp"
 #include "agent_boundary/plugin.hpp"
+#include "agent_boundary/probe.hpp"
 #include "agent_boundary/process.hpp"
 
 namespace agent_boundary::nono {
@@ -48,36 +49,6 @@ std::string resolved(const std::string& p) {
     head = slash == 0 ? "/" : head.substr(0, slash);
   }
   return p;
-}
-
-ProbeResult parse_probe_output(const ProcessResult& r, int timeout_ms) {
-  ProbeResult out;
-  if (r.timed_out) {
-    out.verdict = ProbeResult::Verdict::denied;
-    out.detail = "probe timed out after " + std::to_string(timeout_ms) + " ms";
-    return out;
-  }
-  const std::string line = first_line(r.out);
-  if (r.exit_code != 0 || r.signal != 0 || line.empty()) {
-    out.verdict = ProbeResult::Verdict::inconclusive;
-    std::string why = first_line(r.err);
-    if (why.empty())
-      why = "probe exited " + std::to_string(r.signal ? 128 + r.signal : r.exit_code);
-    out.detail = "probe inconclusive: " + why;
-    return out;
-  }
-  const auto bar = line.find('|');
-  const std::string verdict = line.substr(0, bar);
-  out.detail = bar == std::string::npos ? "" : line.substr(bar + 1);
-  if (verdict == "allowed")
-    out.verdict = ProbeResult::Verdict::allowed;
-  else if (verdict == "denied")
-    out.verdict = ProbeResult::Verdict::denied;
-  else {
-    out.verdict = ProbeResult::Verdict::inconclusive;
-    out.detail = "probe inconclusive: " + line;
-  }
-  return out;
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "agent_boundary/error.hpp"
+#include "agent_boundary/probe.hpp"
 #include "agent_boundary/process.hpp"
 #include "credentials/credentials.hpp"
 #include "credentials/env_file.hpp"
@@ -30,38 +31,6 @@ Decision make(Decision::Verdict v, std::string reason) {
   return d;
 }
 Decision deny(std::string reason) { return make(Decision::Verdict::deny, std::move(reason)); }
-
-// The helper's answer, "allowed|detail" or "denied|detail" on its first line (the same
-// format the backend's own probe parses).
-ProbeResult parse_probe_output(const ProcessResult& r, int timeout_ms) {
-  ProbeResult out;
-  if (r.timed_out) {
-    out.verdict = ProbeResult::Verdict::denied;
-    out.detail = "probe timed out after " + std::to_string(timeout_ms) + " ms";
-    return out;
-  }
-  const std::string line = first_line(r.out);
-  if (r.exit_code != 0 || r.signal != 0 || line.empty()) {
-    out.verdict = ProbeResult::Verdict::inconclusive;
-    std::string why = first_line(r.err);
-    if (why.empty())
-      why = "probe exited " + std::to_string(r.signal ? 128 + r.signal : r.exit_code);
-    out.detail = "probe inconclusive: " + why;
-    return out;
-  }
-  const auto bar = line.find('|');
-  const std::string verdict = line.substr(0, bar);
-  out.detail = bar == std::string::npos ? "" : line.substr(bar + 1);
-  if (verdict == "allowed")
-    out.verdict = ProbeResult::Verdict::allowed;
-  else if (verdict == "denied")
-    out.verdict = ProbeResult::Verdict::denied;
-  else {
-    out.verdict = ProbeResult::Verdict::inconclusive;
-    out.detail = "probe inconclusive: " + line;
-  }
-  return out;
-}
 
 // With a protection plan the probe must see the same read-only binds as the commands, so
 // it runs through the pinned launcher instead of the backend alone.

@@ -8,22 +8,13 @@
 namespace agent_boundary {
 namespace {
 
+using testing::run_git;
 using testing::TestWorld;
-
-void git(const std::string& cwd, std::vector<std::string> args) {
-  args.insert(args.begin(), {"/usr/bin/git", "-c", "user.name=t", "-c", "user.email=t@t", "-c",
-                             "init.defaultBranch=main"});
-  ProcessOptions o;
-  o.argv = args;
-  o.cwd = cwd;
-  const auto r = run_process(o);
-  ASSERT_TRUE(r.ok()) << r.err;
-}
 
 TEST(GitLayout, PlainRepoFromASubdirectory) {
   TestWorld w;
   const std::string repo = w.dir("repo");
-  git(repo, {"init", "-q"});
+  run_git(repo, {"init", "-q"});
   const std::string sub = w.dir("repo/src/deep");
   const auto layout = find_git_layout(sub);
   ASSERT_TRUE(layout);
@@ -36,11 +27,11 @@ TEST(GitLayout, PlainRepoFromASubdirectory) {
 TEST(GitLayout, LinkedWorktreeFindsTheRealCommonDir) {
   TestWorld w;
   const std::string repo = w.dir("main");
-  git(repo, {"init", "-q"});
+  run_git(repo, {"init", "-q"});
   w.file("main/f", "x");
-  git(repo, {"add", "f"});
-  git(repo, {"commit", "-qm", "one"});
-  git(repo, {"worktree", "add", "-q", w.path("wt"), "-b", "feature"});
+  run_git(repo, {"add", "f"});
+  run_git(repo, {"commit", "-qm", "one"});
+  run_git(repo, {"worktree", "add", "-q", w.path("wt"), "-b", "feature"});
   const auto layout = find_git_layout(w.path("wt"));
   ASSERT_TRUE(layout);
   EXPECT_EQ(layout->top, w.path("wt"));

@@ -15,17 +15,8 @@
 namespace agent_boundary::protect {
 namespace {
 
+using testing::run_git;
 using testing::TestWorld;
-
-void git(const std::string& cwd, std::vector<std::string> args) {
-  args.insert(args.begin(), {"/usr/bin/git", "-c", "user.name=t", "-c", "user.email=t@t", "-c",
-                             "init.defaultBranch=main"});
-  ProcessOptions o;
-  o.argv = args;
-  o.cwd = cwd;
-  const auto r = run_process(o);
-  ASSERT_TRUE(r.ok()) << r.err;
-}
 
 ResolvedPolicy policy_with(const std::string& writable, std::vector<Deny> denies = {}) {
   ResolvedPolicy p;
@@ -57,7 +48,7 @@ TEST(ProtectPlan, WritableGrantsAreTheNonReadDirectories) {
 TEST(ProtectPlan, PlainRepoProtectsHooksConfigCommondirAndSettings) {
   TestWorld w;
   const std::string wd = w.dir("wd");
-  git(wd, {"init", "-q"});
+  run_git(wd, {"init", "-q"});
   const auto policy = policy_with(wd);
   const ProtectPlan plan = compute_plan(policy, wd, writable_dirs(policy));
   EXPECT_THAT(paths(plan, false),
@@ -84,7 +75,7 @@ TEST(ProtectPlan, GrantCoveringTheWorkdirsParentPinsTheWorkdir) {
 TEST(ProtectPlan, NothingOutsideWritableGrants) {
   TestWorld w;
   const std::string wd = w.dir("wd");
-  git(wd, {"init", "-q"});
+  run_git(wd, {"init", "-q"});
   const auto policy = policy_with(w.dir("elsewhere"));
   const ProtectPlan plan = compute_plan(policy, wd, writable_dirs(policy));
   EXPECT_TRUE(plan.empty());
@@ -108,11 +99,11 @@ TEST(ProtectPlan, ProfileDenyInsideAGrantIsCoveredWithAPlaceholder) {
 TEST(ProtectPlan, LinkedWorktreeProtectsTheAdminFiles) {
   TestWorld w;
   const std::string repo = w.dir("main");
-  git(repo, {"init", "-q"});
+  run_git(repo, {"init", "-q"});
   w.file("main/f", "x");
-  git(repo, {"add", "f"});
-  git(repo, {"commit", "-qm", "m"});
-  git(repo, {"worktree", "add", "-q", w.path("wt")});
+  run_git(repo, {"add", "f"});
+  run_git(repo, {"commit", "-qm", "m"});
+  run_git(repo, {"worktree", "add", "-q", w.path("wt")});
   ResolvedPolicy policy = policy_with(w.path("wt"));
   policy.grants.push_back({repo + "/.git", Access::readwrite, PathKind::directory, false, "git"});
   const ProtectPlan plan = compute_plan(policy, w.path("wt"), writable_dirs(policy));
@@ -128,7 +119,7 @@ TEST(ProtectPlan, LinkedWorktreeProtectsTheAdminFiles) {
 TEST(ProtectPlan, PrepareCreatesPlaceholdersAndRefusesLinks) {
   TestWorld w;
   const std::string wd = w.dir("wd");
-  git(wd, {"init", "-q"});
+  run_git(wd, {"init", "-q"});
   const auto policy = policy_with(wd);
   ProtectPlan plan = compute_plan(policy, wd, writable_dirs(policy));
   prepare(plan);

@@ -1,10 +1,13 @@
 #include "test_world.hpp"
 
+#include <gtest/gtest.h>
 #include <stdlib.h>
 
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
+
+#include "agent_boundary/process.hpp"
 
 namespace fs = std::filesystem;
 
@@ -37,6 +40,16 @@ std::string TestWorld::symlink(const std::string& rel, const std::string& target
   fs::create_directories(fs::path(path(rel)).parent_path());
   fs::create_symlink(target, path(rel));
   return path(rel);
+}
+
+void run_git(const std::string& cwd, std::vector<std::string> args) {
+  args.insert(args.begin(), {"/usr/bin/git", "-c", "user.name=t", "-c", "user.email=t@t", "-c",
+                             "init.defaultBranch=main"});
+  ProcessOptions o;
+  o.argv = args;
+  o.cwd = cwd;
+  const auto r = run_process(o);
+  if (!r.ok()) ADD_FAILURE() << "git failed: " << r.err;
 }
 
 }  // namespace agent_boundary::testing

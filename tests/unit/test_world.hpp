@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace agent_boundary::testing {
 
@@ -23,5 +24,9 @@ class TestWorld {
  private:
   std::string root_;
 };
+
+// Run /usr/bin/git in `cwd` with a fixed identity and default branch; a failure is
+// reported as a test failure (with git's stderr).
+void run_git(const std::string& cwd, std::vector<std::string> args);
 
 }  // namespace agent_boundary::testing
