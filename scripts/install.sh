@@ -6,6 +6,8 @@
 set -euo pipefail
 
 NONO_VERSION=0.80.0
+SRT_VERSION=0.0.83            # npm @anthropic-ai/sandbox-runtime (the srt backend)
+DEVCONTAINER_CLI_VERSION=0.89.0  # npm @devcontainers/cli (projects with a devcontainer.json)
 repo=$(cd "$(dirname "$0")/.." && pwd)
 prefix=""
 deps_only=0
@@ -28,6 +30,8 @@ debian_packages=(
   libgtest-dev libgmock-dev googletest
   python3 python3-pytest hyperfine
   awscli gh   # the credential exporters (aws.profile, github.push); tests use the real ones
+  nodejs npm bubblewrap socat   # the srt backend (Node script + bwrap + socat proxies)
+  podman runc debootstrap       # the devcontainer backend and its locally built base image
 )
 missing=()
 for p in "${debian_packages[@]}"; do
@@ -56,6 +60,24 @@ if ! nono_ok; then
   say "building nono $NONO_VERSION (cargo install nono-cli --locked; this takes several minutes)"
   cargo install nono-cli --version "$NONO_VERSION" --locked --root "$prefix" --quiet
 fi
+
+# srt and the Dev Containers CLI: pinned npm packages installed into the prefix (its bin and
+# lib/node_modules), which no sandbox is granted, so the backends can pin them.
+npm_ok() {  # package version
+  local v
+  v=$(npm ls -g --prefix "$prefix" --depth=0 --json 2>/dev/null |
+    python3 -c 'import json,sys; print(json.load(sys.stdin).get("dependencies",{}).get(sys.argv[1],{}).get("version",""))' "$1") || return 1
+  [ "$v" = "$2" ]
+}
+for pkg in "@anthropic-ai/sandbox-runtime@$SRT_VERSION" "@devcontainers/cli@$DEVCONTAINER_CLI_VERSION"; do
+  name=${pkg%@*}
+  if ! npm_ok "$name" "${pkg##*@}"; then
+    say "installing $pkg (npm, into $prefix)"
+    npm install -g --prefix "$prefix" --no-fund --no-audit --loglevel=error "$pkg" >/dev/null
+  fi
+done
+
+# @@DEVCONTAINER-BASE-IMAGE@@
 
 [ "$deps_only" = 1 ] && exit 0
 

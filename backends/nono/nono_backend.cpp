@@ -134,7 +134,8 @@ std::vector<std::string> NonoBackend::wrap(const WrapRequest& request) const {
 ProbeResult NonoBackend::probe(const ProbeRequest& request) const {
   WrapRequest w{request.session,
                 request.cwd,
-                {host_.helper_path("probe"), request.path, to_string(request.access)}};
+                {host_.helper_path("probe"), request.path, to_string(request.access)},
+                {}};
   ProcessOptions opts;
   opts.argv = wrap(w);
   opts.cwd = request.cwd;

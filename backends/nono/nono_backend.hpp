@@ -24,10 +24,15 @@ class NonoBackend final : public Backend {
   void preflight(const BackendExecutable& exe) const override;
   std::vector<DenyState> deny_state(const ResolvedPolicy& policy,
                                     const BackendExecutable& exe) const override;
+  // Landlock only grants: the launcher's mount namespace holds paths inside grants.
+  bool holds_paths() const override { return false; }
   std::vector<RenderedFile> render(const ResolvedPolicy& policy,
                                    const SessionView& session) const override;
   std::vector<std::string> wrap(const WrapRequest& request) const override;
   ProbeResult probe(const ProbeRequest& request) const override;
+  // `nono wrap` execs the command: nothing runs between commands.
+  void start(const SessionView&) const override {}
+  void stop(const SessionView&) const override {}
 
  private:
   // deny_state and render both need nono's view of the same policy at session creation:

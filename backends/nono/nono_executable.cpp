@@ -92,7 +92,7 @@ BackendExecutable find_nono(const std::string& hint, const std::string& beside_d
       throw BackendError(
           "nono " + version + " is too old; agent-boundary needs " + kMinimumVersion + " or newer",
           exe, install_fix());
-    return {exe, version};
+    return {exe, version, {}};
   }
   throw BackendError("nono was not found (looked beside agent-boundary and on PATH)", {},
                      install_fix());

@@ -37,6 +37,7 @@ int cmd_session_create(const Context& ctx, const std::string& dir, const std::st
                        const std::string& workdir);
 
 // Running commands (run_commands.cpp)
+int cmd_session_stop(const Context& ctx, const std::string& dir);
 int cmd_run(const Context& ctx, const std::vector<std::string>& argv);
 [[noreturn]] void cmd_exec(const Context& ctx, const std::string& cwd,
                            const std::vector<std::string>& argv);

@@ -92,6 +92,18 @@ int session_start_hook(const Context& ctx, const Harness& harness, const std::st
   return 0;
 }
 
+int session_end_hook(const Context& ctx, const Harness& harness, const std::string& payload) {
+  std::string note;
+  try {
+    note = end_session(harness.parse_session_start(payload).session_id, ctx.install,
+                       hook_context(ctx));
+  } catch (const Error& e) {
+    note = e.message();
+  }
+  if (!note.empty()) std::cerr << "[agent-boundary] session end: " << note << "\n";
+  return 0;  // nothing is decided at session end: a failure is only worth a note
+}
+
 }  // namespace
 
 std::string harness_plugin_file(const std::string& name) {
@@ -118,6 +130,8 @@ int cmd_harness(const Context& ctx, const std::string& name, const std::vector<s
         return tool_use_hook(ctx, *harness, payload);
       case Harness::Event::session_start:
         return session_start_hook(ctx, *harness, payload);
+      case Harness::Event::session_end:
+        return session_end_hook(ctx, *harness, payload);
       case Harness::Event::unknown:
         break;
     }

@@ -174,6 +174,10 @@ int real_main(int argc, char** argv) {
   create->add_option("dir", create_dir, "session directory")->required();
   create->add_option("--profile", create_profile, "profile name");
   create->add_option("--workdir", create_workdir, "the agent's working directory");
+  std::string stop_dir;
+  auto* stop = session->add_subcommand(
+      "stop", "stop what the session's backend keeps running (a container); files stay");
+  stop->add_option("dir", stop_dir, "session directory (default: --session-dir)");
   session->require_subcommand(1);
   std::vector<std::string> validate_targets;
   auto* validate = app.add_subcommand("validate", "check profiles (names or paths; default: all)");
@@ -217,6 +221,7 @@ int real_main(int argc, char** argv) {
   if (*reload) return cli::cmd_reload(ctx);
   if (*list) return cli::cmd_list(ctx);
   if (*create) return cli::cmd_session_create(ctx, create_dir, create_profile, create_workdir);
+  if (*stop) return cli::cmd_session_stop(ctx, stop_dir);
   if (*validate) return cli::cmd_validate(ctx, validate_targets);
   if (*schema) return cli::cmd_schema();
   if (*plugins) return cli::cmd_plugins(ctx);

@@ -21,7 +21,7 @@ namespace {
 // in a sandbox-writable place such as /tmp could not be denied to the sandbox).
 class ThrowawaySession {
  public:
-  explicit ThrowawaySession(const Context& ctx) {
+  explicit ThrowawaySession(const Context& ctx) : install_(ctx.install) {
     std::mt19937_64 rng{std::random_device{}()};
     dir_ = state_root() + "/sessions/run-" + std::to_string(getpid()) + "-" +
            std::to_string(rng() % 1000000000ULL);
@@ -34,12 +34,17 @@ class ThrowawaySession {
     const SessionOutcome o = write_session(req, ctx.install);
     print_warnings(o.warnings);
   }
-  ~ThrowawaySession() { remove_tree(dir_); }
+  ~ThrowawaySession() {
+    const std::string problem = stop_session(dir_, install_);
+    if (!problem.empty()) std::cerr << "agent-boundary: " << problem << "\n";
+    remove_tree(dir_);
+  }
   ThrowawaySession(const ThrowawaySession&) = delete;
   ThrowawaySession& operator=(const ThrowawaySession&) = delete;
   const std::string& dir() const { return dir_; }
 
  private:
+  const Installation& install_;
   std::string dir_;
 };
 

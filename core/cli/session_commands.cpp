@@ -153,4 +153,12 @@ int cmd_session_create(const Context& ctx, const std::string& dir, const std::st
   return 0;
 }
 
+int cmd_session_stop(const Context& ctx, const std::string& dir) {
+  const std::string session = dir.empty() ? ctx.require_session() : resolve_existing_prefix(dir);
+  const std::string problem = stop_session(session, ctx.install);
+  if (!problem.empty())
+    throw SessionError("cannot stop the session's backend: " + problem, session);
+  return 0;
+}
+
 }  // namespace agent_boundary::cli

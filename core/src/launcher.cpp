@@ -81,17 +81,14 @@ LaunchPlan plan_launch(const LaunchRequest& req, const PluginHost& host) {
     throw SessionError(
         "the working directory " + plan.cwd + " is outside the boundary", plan.cwd,
         "run the command from the workdir " + cfg.workdir + " or a granted directory");
-  WrapRequest wrap{SessionView{req.session_dir, cfg.workdir, cfg.backend_executable}, plan.cwd,
-                   req.argv};
-  plan.argv = backend->wrap(wrap);
-  if (plan.argv.empty() || plan.argv[0].empty() || plan.argv[0][0] != '/')
-    throw BackendError("backend `" + cfg.backend + "` returned no absolute command to run");
-
   for (char** e = environ; *e; ++e)
     if (!dropped_from_child(*e)) plan.env.emplace_back(*e);
+  // What the launcher sets, by name, for backends whose command does not inherit our env.
+  std::vector<std::string> set_names;
   const auto set = [&](const std::string& k, const std::string& v) {
     std::erase_if(plan.env, [&](const std::string& s) { return s.starts_with(k + "="); });
     plan.env.push_back(k + "=" + v);
+    if (std::find(set_names.begin(), set_names.end(), k) == set_names.end()) set_names.push_back(k);
   };
   // Credentials (no file is read for a session without them) never stop a command:
   // whatever goes wrong is a note on stderr.
@@ -110,12 +107,18 @@ LaunchPlan plan_launch(const LaunchRequest& req, const PluginHost& host) {
       plan.notes.push_back(std::string("no credentials injected: ") + e.what());
     }
   }
-  // The profile's own `env:` is the reviewed word: it wins over an injected value.
-  for (const auto& [k, v] : cfg.env) set(k, v);
-  spdlog::debug("exec {} (in {})", plan.argv[0], plan.cwd);
   const std::string kubeconfig = req.session_dir + "/kubeconfig";
   struct stat st {};
-  if (::stat(kubeconfig.c_str(), &st) == 0) plan.env.push_back("KUBECONFIG=" + kubeconfig);
+  if (::stat(kubeconfig.c_str(), &st) == 0) set("KUBECONFIG", kubeconfig);
+  // The profile's own `env:` is the reviewed word: it wins over an injected value.
+  for (const auto& [k, v] : cfg.env) set(k, v);
+
+  WrapRequest wrap{SessionView{req.session_dir, cfg.workdir, cfg.backend_executable}, plan.cwd,
+                   req.argv, set_names};
+  plan.argv = backend->wrap(wrap);
+  if (plan.argv.empty() || plan.argv[0].empty() || plan.argv[0][0] != '/')
+    throw BackendError("backend `" + cfg.backend + "` returned no absolute command to run");
+  spdlog::debug("exec {} (in {})", plan.argv[0], plan.cwd);
   return plan;
 }
 

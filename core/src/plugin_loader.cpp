@@ -158,6 +158,9 @@ class GuardedBackend final : public Backend {
                                     const BackendExecutable& e) const override {
     return guarded<BackendError>(name_, [&] { return impl_->deny_state(p, e); });
   }
+  bool holds_paths() const override {
+    return guarded<BackendError>(name_, [&] { return impl_->holds_paths(); });
+  }
   std::vector<RenderedFile> render(const ResolvedPolicy& p, const SessionView& s) const override {
     return guarded<BackendError>(name_, [&] { return impl_->render(p, s); });
   }
@@ -166,6 +169,12 @@ class GuardedBackend final : public Backend {
   }
   ProbeResult probe(const ProbeRequest& r) const override {
     return guarded<BackendError>(name_, [&] { return impl_->probe(r); });
+  }
+  void start(const SessionView& s) const override {
+    guarded<BackendError>(name_, [&] { impl_->start(s); });
+  }
+  void stop(const SessionView& s) const override {
+    guarded<BackendError>(name_, [&] { impl_->stop(s); });
   }
 
  private:

@@ -40,6 +40,11 @@ std::string policy_to_json(const ResolvedPolicy& p) {
                            {"bypass_builtin_denies", g.bypass_builtin_denies}});
   j["denies"] = ordered_json::array();
   for (const auto& d : p.denies) j["denies"].push_back({{"path", d.path}, {"origin", d.origin}});
+  j["held"] = ordered_json::array();
+  for (const auto& h : p.held)
+    j["held"].push_back({{"path", h.path},
+                         {"kind", to_string(h.kind)},
+                         {"hold", h.hold == HeldPath::Hold::hidden ? "hidden" : "read_only"}});
   j["env"] = ordered_json::object();
   for (const auto& [k, v] : p.env) j["env"][k] = v;
   j["backend_options"] = ordered_json::object();
@@ -62,6 +67,16 @@ ResolvedPolicy policy_from_json(const std::string& text, const std::string& orig
                 g.at("bypass_builtin_denies").get<bool>(), g.at("origin").get<std::string>()});
     for (const auto& d : j.at("denies"))
       p.denies.push_back(Deny{d.at("path").get<std::string>(), d.at("origin").get<std::string>()});
+    // Sessions pinned before held paths existed have none: the launcher's plan holds them.
+    if (j.contains("held"))
+      for (const auto& h : j.at("held")) {
+        const std::string hold = h.at("hold").get<std::string>();
+        if (hold != "hidden" && hold != "read_only")
+          throw std::invalid_argument("unknown hold `" + hold + "`");
+        p.held.push_back(
+            HeldPath{h.at("path").get<std::string>(), kind_from(h.at("kind").get<std::string>()),
+                     hold == "hidden" ? HeldPath::Hold::hidden : HeldPath::Hold::read_only});
+      }
     for (const auto& [k, v] : j.at("env").items()) p.env[k] = v.get<std::string>();
     for (const auto& [k, v] : j.at("backend_options").items()) p.backend_options[k] = v.dump();
     return p;

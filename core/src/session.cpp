@@ -72,7 +72,7 @@ void check_not_sandbox_writable(const std::string& what, const std::string& path
 void self_test(const Backend& backend, const SessionView& view) {
   std::string truth = "/usr/bin/true";
   if (::access(truth.c_str(), X_OK) != 0) truth = "/bin/true";
-  WrapRequest req{view, view.workdir, {truth}};
+  WrapRequest req{view, view.workdir, {truth}, {}};
   const std::vector<std::string> argv = backend.wrap(req);
   ProcessOptions opts;
   opts.argv = argv;
@@ -177,6 +177,7 @@ std::string boundary_to_json(const BoundaryConfig& c) {
                   {"plugin", c.backend_plugin},
                   {"executable", c.backend_executable.path},
                   {"version", c.backend_executable.version}};
+  if (!c.backend_executable.tools.empty()) j["backend"]["tools"] = c.backend_executable.tools;
   j["plugin_dir"] = c.plugin_dir;
   j["helper_dir"] = c.helper_dir;
   j["agent_boundary"] = c.agent_boundary;
@@ -235,6 +236,12 @@ BoundaryConfig read_boundary(const std::string& dir) {
     c.backend_plugin = b.at("plugin").get<std::string>();
     c.backend_executable.path = b.at("executable").get<std::string>();
     c.backend_executable.version = b.at("version").get<std::string>();
+    if (b.contains("tools"))
+      for (const auto& [k, v] : b.at("tools").items()) {
+        c.backend_executable.tools[k] = v.get<std::string>();
+        if (c.backend_executable.tools[k].empty() || c.backend_executable.tools[k][0] != '/')
+          throw std::invalid_argument("the backend's pinned tool `" + k + "` is not absolute");
+      }
     c.plugin_dir = j.at("plugin_dir").get<std::string>();
     c.helper_dir = j.at("helper_dir").get<std::string>();
     c.agent_boundary = j.at("agent_boundary").get<std::string>();
@@ -310,11 +317,16 @@ SessionOutcome write_session(const SessionRequest& req, const Installation& inst
   // exempt from the backend's own kubeconfig denies).
   if (kube.yaml) ctx.readable_protected.push_back(kubeconfig);
   GenerationResult gen = generate_policy(profile, ctx);
-  const ResolvedPolicy& policy = gen.policy;
+  ResolvedPolicy& policy = gen.policy;
   for (const auto& w : credential_warnings) gen.warnings.push_back(w);
   for (const auto& w : kube.warnings) gen.warnings.push_back("kube: " + w);
 
   check_not_sandbox_writable("the backend executable", exe.path, policy);
+  for (const auto& [name, path] : exe.tools) {
+    if (path.empty() || path[0] != '/')
+      throw BackendError("the backend pinned `" + name + "` without an absolute path", path);
+    check_not_sandbox_writable("the backend's " + name, path, policy);
+  }
   check_not_sandbox_writable("agent-boundary", install.self_exe, policy);
   check_not_sandbox_writable("the plugin directory", install.plugin_dir, policy);
   check_not_sandbox_writable("the helper directory", install.helper_dir, policy);
@@ -322,16 +334,22 @@ SessionOutcome write_session(const SessionRequest& req, const Installation& inst
   if (!aws_cli.empty()) check_not_sandbox_writable("the AWS CLI", aws_cli, policy);
   if (!gh_cli.empty()) check_not_sandbox_writable("gh", gh_cli, policy);
 
-  // Linux: denies inside writable directories, held by the launcher's read-only binds.
+  // Linux: paths inside writable directories the boundary holds anyway (git hooks and
+  // config, agent settings, profile denies). A backend that holds them itself gets the list
+  // in the policy; for one that cannot, the launcher's read-only binds hold them.
   protect::ProtectPlan protection;
   bool protection_live = false;
+  const bool backend_holds = backend->holds_paths();
 #ifdef __linux__
-  // Only the Landlock backend needs it: others enforce denies inside grants themselves.
-  if (backend_name == "nono")
-    protection = protect::compute_plan(
-        policy, req.workdir, protect::writable_dirs(policy),
-        {!profile.allow_git_hook_escape, !profile.allow_agent_settings_escape});
+  protection =
+      protect::compute_plan(policy, req.workdir, protect::writable_dirs(policy),
+                            {!profile.allow_git_hook_escape, !profile.allow_agent_settings_escape});
   protection.accept_unprotected = profile.accept_unprotected_denies;
+  if (backend_holds && !protection.empty()) {
+    protect::prepare(protection);
+    policy.held = protect::held_paths(protection);
+    protection = {};
+  }
   if (!protection.empty()) {
     std::string why;
     protection_live = protect::namespaces_available(why);
@@ -415,7 +433,17 @@ SessionOutcome write_session(const SessionRequest& req, const Installation& inst
   commit_files(req.session_dir, files, [&](const std::string& staged) {
     SessionView staged_view = view;
     staged_view.session_dir = staged;
-    self_test(*backend, staged_view);
+    backend->start(staged_view);
+    try {
+      self_test(*backend, staged_view);
+    } catch (...) {
+      try {
+        backend->stop(staged_view);  // a session that does not land keeps nothing running
+      } catch (const std::exception& e) {
+        spdlog::warn("{}", e.what());
+      }
+      throw;
+    }
   });
   // What the new profile no longer asks for goes: no secret outlives its request.
   if (!kube.yaml) ::unlink(kubeconfig.c_str());
@@ -441,6 +469,21 @@ SessionOutcome regenerate_session(const std::string& dir, const std::optional<st
     (installation ? req.extra_installation : req.extra_protected).push_back(p);
   }
   return write_session(req, install);
+}
+
+std::string stop_session(const std::string& dir, const Installation& install) {
+  try {
+    if (!session_complete(dir)) return {};
+    const BoundaryConfig c = read_boundary(dir);
+    if (resolve_existing_prefix(c.plugin_dir) != resolve_existing_prefix(install.plugin_dir))
+      return "the session " + dir + " belongs to another installation (" + c.plugin_dir + ")";
+    install.load_backend(c.backend_plugin)->stop(SessionView{dir, c.workdir, c.backend_executable});
+    return {};
+  } catch (const Error& e) {
+    return e.message();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
 }
 
 BoundaryConfig set_session_state(const std::string& dir, const std::string& state) {

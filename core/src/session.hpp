@@ -99,6 +99,11 @@ SessionOutcome regenerate_session(const std::string& session_dir,
                                   const std::optional<std::string>& profile,
                                   const Installation& install);
 
+// Release what the session's backend keeps running (a container): at session end, prune
+// and delete. Returns an error message, or empty; never throws (a session that is gone or
+// damaged has nothing to stop).
+std::string stop_session(const std::string& session_dir, const Installation& install);
+
 // Change the state only (`on`/`off`); the pinned policy is untouched.
 BoundaryConfig set_session_state(const std::string& session_dir, const std::string& state);
 

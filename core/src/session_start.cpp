@@ -1,6 +1,7 @@
 #include "session_start.hpp"
 
 #include <fcntl.h>
+#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -58,7 +59,8 @@ std::string why_wider(const Profile& narrow_profile, const GenerationResult& nar
 
 }  // namespace
 
-void prune_sessions(const std::string& sessions_dir, const std::string& keep, long idle_seconds) {
+void prune_sessions(const std::string& sessions_dir, const std::string& keep, long idle_seconds,
+                    const Installation& install) {
   const time_t cutoff = std::time(nullptr) - idle_seconds;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(sessions_dir, ec)) {
@@ -68,8 +70,18 @@ void prune_sessions(const std::string& sessions_dir, const std::string& keep, lo
     std::error_code ec2;
     for (const auto& child : fs::directory_iterator(dir, ec2))
       newest = std::max(newest, mtime_of(child.path().string()));
-    if (newest != 0 && newest < cutoff) remove_tree(dir);
+    if (newest == 0 || newest >= cutoff) continue;
+    const std::string problem = stop_session(dir, install);
+    if (!problem.empty()) spdlog::debug("pruning {}: {}", dir, problem);
+    remove_tree(dir);
   }
+}
+
+std::string end_session(const std::string& session_id, const Installation& install,
+                        const HookContext& hook) {
+  const std::string dir = session_dir_for_id(hook.state_root, session_id);
+  if (dir.empty()) return "no valid session id in the payload";
+  return stop_session(dir, install);
 }
 
 namespace {
@@ -144,7 +156,7 @@ SessionStartReport start_session(const SessionStartEvent& event,
     report.status_line = "no valid session id in the payload; not generating a policy";
     return report;
   }
-  prune_sessions(hook.state_root + "/sessions", dir, kSessionIdleSeconds);
+  prune_sessions(hook.state_root + "/sessions", dir, kSessionIdleSeconds, install);
   try {
     BoundaryConfig config;
     if (session_complete(dir)) {

@@ -17,8 +17,15 @@ inline constexpr long kSessionIdleSeconds = 30L * 24 * 3600;
 inline constexpr const char* kProjectProfileFile = ".agent-boundary-profile";
 
 // Remove session dirs under `sessions_dir` whose newest mtime (dir and direct children) is
-// older than `idle_seconds`, except `keep`. Errors are ignored (a concurrent prune).
-void prune_sessions(const std::string& sessions_dir, const std::string& keep, long idle_seconds);
+// older than `idle_seconds`, except `keep`, after stopping what their backend keeps running.
+// Errors are ignored (a concurrent prune; a stop failure is logged at debug level).
+void prune_sessions(const std::string& sessions_dir, const std::string& keep, long idle_seconds,
+                    const Installation& install);
+
+// The harness's session-end hook: stop the session's backend (its files stay for resume).
+// Returns a note for the harness's log, or empty.
+std::string end_session(const std::string& session_id, const Installation& install,
+                        const HookContext& hook);
 
 // The profile for a new session in `workdir`: `default`, or the name in the project's
 // .agent-boundary-profile when that profile is no wider than `default` (see README).

@@ -9,6 +9,7 @@ ClaudeHarness::ClaudeHarness(const PluginHost& host) : host_(host) {}
 
 Harness::Event ClaudeHarness::event_kind(const std::string& event_name) const {
   if (event_name == "SessionStart") return Event::session_start;
+  if (event_name == "SessionEnd") return Event::session_end;
   if (event_name == "PreToolUse") return Event::tool_use;
   return Event::unknown;
 }

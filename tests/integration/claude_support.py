@@ -161,6 +161,12 @@ class Claude:
         return self.world.ab("claude", "hook", "SessionStart", input=raw, env=self.env(env),
                              drop=drop, timeout=timeout)
 
+    def session_end(self, sid: str, reason: str = "exit", env=None, timeout=30):
+        payload = {"session_id": sid, "cwd": str(self.world.wt), "hook_event_name": "SessionEnd",
+                   "reason": reason}
+        return self.world.ab("claude", "hook", "SessionEnd", input=json.dumps(payload),
+                             env=self.env(env), timeout=timeout)
+
     def start(self, name: str = "s1", cwd=None, env=None, source: str = "startup") -> Path:
         """A session made by the SessionStart hook; returns its directory."""
         r = self.session_start(session_id(name), cwd=cwd, env=env, source=source)

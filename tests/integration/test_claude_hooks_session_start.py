@@ -472,3 +472,31 @@ def test_self_edit_keeps_the_plugin_root_unwritable(world, claude, self_edit_ses
     assert r.returncode != 0
     h = claude.write(session_id("selfedit"), bootstrap)
     assert h.decision == "deny", h
+
+
+# -- session end -------------------------------------------------------------------------------
+
+def test_session_end_is_quiet_and_keeps_the_session_for_resume(world, claude):
+    d = claude.start("ending")
+    before = (d / "policy.json").read_bytes()
+    r = claude.session_end(session_id("ending"))
+    assert_no_crash(r)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "" and r.stderr == ""
+    # nono keeps nothing running; the pinned files stay so `claude --resume` finds them.
+    assert (d / "policy.json").read_bytes() == before
+    assert _status(world, d) == "profile default state on"
+
+
+@pytest.mark.parametrize("sid", ["../escape", "", "a/b"])
+def test_session_end_with_an_invalid_id_only_notes_it(world, claude, sid):
+    r = claude.session_end(sid)
+    assert_no_crash(r)
+    assert r.returncode == 0
+    assert "session end" in r.stderr
+
+
+def test_plugin_registers_the_session_end_hook(source_dir):
+    hooks = json.loads((source_dir / "claude-plugin" / "hooks" / "hooks.json").read_text())
+    (entry,) = hooks["hooks"]["SessionEnd"]
+    assert entry["hooks"][0]["command"].endswith('agent-boundary" claude hook SessionEnd')

@@ -14,7 +14,7 @@ class ToyBackend final : public agent_boundary::Backend {
 
   agent_boundary::BackendExecutable locate(const std::string& hint) const override {
     host_.debug("toy: locate");
-    return {hint.empty() ? "/usr/bin/env" : hint, "0.0.1"};
+    return {hint.empty() ? "/usr/bin/env" : hint, "0.0.1", {}};
   }
 
   void preflight(const agent_boundary::BackendExecutable& exe) const override {
@@ -32,6 +32,9 @@ class ToyBackend final : public agent_boundary::Backend {
     return out;
   }
 
+  // Nothing is held by the toy itself: core's launcher holds what it can.
+  bool holds_paths() const override { return false; }
+
   std::vector<agent_boundary::RenderedFile> render(
       const agent_boundary::ResolvedPolicy& policy,
       const agent_boundary::SessionView&) const override {
@@ -47,6 +50,9 @@ class ToyBackend final : public agent_boundary::Backend {
   agent_boundary::ProbeResult probe(const agent_boundary::ProbeRequest&) const override {
     return {agent_boundary::ProbeResult::Verdict::inconclusive, "the toy backend cannot probe"};
   }
+
+  void start(const agent_boundary::SessionView&) const override {}
+  void stop(const agent_boundary::SessionView&) const override {}
 
  private:
   const agent_boundary::PluginHost& host_;

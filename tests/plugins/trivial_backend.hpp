@@ -16,7 +16,7 @@ class TrivialBackend : public agent_boundary::Backend {
   explicit TrivialBackend(const agent_boundary::PluginHost& host) : host_(host) {}
 
   agent_boundary::BackendExecutable locate(const std::string& hint) const override {
-    return {hint.empty() ? host_.helper_path("fake-sandbox") : hint, "1.0.0"};
+    return {hint.empty() ? host_.helper_path("fake-sandbox") : hint, "1.0.0", {}};
   }
 
   void preflight(const agent_boundary::BackendExecutable&) const override {}
@@ -29,6 +29,9 @@ class TrivialBackend : public agent_boundary::Backend {
       out.push_back({d.path, d.origin, agent_boundary::Enforcement::enforced, ""});
     return out;
   }
+
+  // A test double: it claims to hold paths itself so core's launcher adds no namespaces.
+  bool holds_paths() const override { return true; }
 
   std::vector<agent_boundary::RenderedFile> render(
       const agent_boundary::ResolvedPolicy& policy,
@@ -54,6 +57,9 @@ class TrivialBackend : public agent_boundary::Backend {
     r.detail = inside ? "" : "EACCES";
     return r;
   }
+
+  void start(const agent_boundary::SessionView&) const override {}
+  void stop(const agent_boundary::SessionView&) const override {}
 
  protected:
   const agent_boundary::PluginHost& host_;

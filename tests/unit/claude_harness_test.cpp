@@ -115,7 +115,8 @@ class ClaudeHarnessTest : public ::testing::Test {
 TEST_F(ClaudeHarnessTest, EventKinds) {
   EXPECT_EQ(harness.event_kind("SessionStart"), Harness::Event::session_start);
   EXPECT_EQ(harness.event_kind("PreToolUse"), Harness::Event::tool_use);
-  for (const char* other : {"PostToolUse", "pretooluse", "", "SessionEnd", "Stop"})
+  EXPECT_EQ(harness.event_kind("SessionEnd"), Harness::Event::session_end);
+  for (const char* other : {"PostToolUse", "pretooluse", "", "sessionend", "Stop"})
     EXPECT_EQ(harness.event_kind(other), Harness::Event::unknown) << other;
 }
 

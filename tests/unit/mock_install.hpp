@@ -31,7 +31,7 @@ class MockInstallTest : public ::testing::Test {
       return std::shared_ptr<Backend>(&backend, [](Backend*) {});
     };
     ON_CALL(backend, locate(_))
-        .WillByDefault(::testing::Return(BackendExecutable{w.path("bin/nono-fake"), "9.9"}));
+        .WillByDefault(::testing::Return(BackendExecutable{w.path("bin/nono-fake"), "9.9", {}}));
     ON_CALL(backend, deny_state(_, _))
         .WillByDefault(::testing::Invoke([](const ResolvedPolicy& p, auto&) {
           std::vector<DenyState> out;

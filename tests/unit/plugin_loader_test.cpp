@@ -110,7 +110,7 @@ SessionView fake_session() {
   SessionView s;
   s.session_dir = "/var/lib/ab-test/session";
   s.workdir = "/home/dev/project";
-  s.executable = {"/opt/fake/bin/fake-sandbox", "1.0.0"};
+  s.executable = {"/opt/fake/bin/fake-sandbox", "1.0.0", {}};
   return s;
 }
 
@@ -370,7 +370,7 @@ TEST_F(GuardedBackendTest, PluginLocalExceptionFromWrapBecomesBackendError) {
 
 TEST_F(GuardedBackendTest, CoreErrorFromPluginKeepsWhereAndFix) {
   try {
-    backend_->preflight({"/opt/fake", "1.0.0"});
+    backend_->preflight({"/opt/fake", "1.0.0", {}});
     ADD_FAILURE() << "preflight() did not throw";
   } catch (const BackendError& e) {
     EXPECT_EQ(e.message(), "fake kernel feature missing");

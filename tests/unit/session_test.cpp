@@ -11,6 +11,7 @@
 
 #include "agent_boundary/error.hpp"
 #include "mock_install.hpp"
+#include "policy_json.hpp"
 #include "secure_file.hpp"
 #include "test_world.hpp"
 
@@ -65,6 +66,112 @@ TEST_F(SessionTest, FailedSelfTestLeavesNothingBehind) {
   EXPECT_TRUE(fs::is_empty(w.path("state/sessions")));
 }
 
+// A backend that holds paths itself (srt, a container) gets them in the policy, already
+// present on disk, and the launcher gets no mount plan; one that cannot (nono) gets a plan.
+TEST_F(SessionTest, HeldPathsGoToAHoldingBackendAndTheLauncherOtherwise) {
+  w.file("profiles/default.yaml",
+         "name: default\ndescription: d\ngit_common_dir: false\nallow: [$WORKDIR]\n"
+         "deny: [$WORKDIR/secret.env]\n");
+  w.file("work/secret.env", "TOKEN=x\n");
+  ResolvedPolicy rendered;
+  ON_CALL(backend, holds_paths()).WillByDefault(Return(true));
+  EXPECT_CALL(backend, render(_, _)).WillOnce(Invoke([&](const ResolvedPolicy& p, auto&) {
+    rendered = p;
+    return std::vector<RenderedFile>{{"fake-backend.json", "{}\n"}};
+  }));
+  write_session(request(), install);
+  const std::string dir = w.path("state/sessions/s1");
+  const auto held = [&](const std::string& path) {
+    return std::find_if(rendered.held.begin(), rendered.held.end(),
+                        [&](const HeldPath& h) { return h.path == path; });
+  };
+  ASSERT_NE(held(w.path("work/.claude")), rendered.held.end());
+  EXPECT_EQ(held(w.path("work/.claude"))->hold, HeldPath::Hold::read_only);
+  EXPECT_EQ(held(w.path("work/.claude"))->kind, PathKind::directory);
+  EXPECT_TRUE(fs::is_directory(w.path("work/.claude")));  // created, so it can be bound
+  ASSERT_NE(held(w.path("work/secret.env")), rendered.held.end());
+  EXPECT_EQ(held(w.path("work/secret.env"))->hold, HeldPath::Hold::hidden);
+  EXPECT_EQ(held(w.path("work/secret.env"))->kind, PathKind::file);
+  // Pinned with the policy, and nothing for the launcher to bind.
+  const ResolvedPolicy pinned = policy_from_json(*read_file(dir + "/policy.json"), "p");
+  EXPECT_EQ(pinned.held.size(), rendered.held.size());
+  EXPECT_EQ(pinned.held.back().path, rendered.held.back().path);
+  EXPECT_EQ(pinned.held.back().hold, rendered.held.back().hold);
+  EXPECT_THAT(*read_file(dir + "/protect.json"), HasSubstr("\"mounts\": []"));
+
+  ON_CALL(backend, holds_paths()).WillByDefault(Return(false));
+  EXPECT_CALL(backend, render(_, _)).WillOnce(Invoke([&](const ResolvedPolicy& p, auto&) {
+    rendered = p;
+    return std::vector<RenderedFile>{{"fake-backend.json", "{}\n"}};
+  }));
+  write_session(request("s2"), install);
+  EXPECT_TRUE(rendered.held.empty());
+  EXPECT_THAT(*read_file(w.path("state/sessions/s2/protect.json")),
+              HasSubstr(w.path("work/secret.env")));
+}
+
+TEST_F(SessionTest, StartRunsOnTheStagedDirBeforeTheSelfTest) {
+  ::testing::InSequence order;
+  std::string started;
+  EXPECT_CALL(backend, start(_)).WillOnce(Invoke([&](const SessionView& v) {
+    started = v.session_dir;
+  }));
+  EXPECT_CALL(backend, wrap(_)).WillOnce(Invoke([&](const WrapRequest& r) {
+    EXPECT_EQ(r.session.session_dir, started);
+    return std::vector<std::string>{"/bin/true"};
+  }));
+  EXPECT_CALL(backend, stop(_)).Times(0);
+  write_session(request(), install);
+  EXPECT_THAT(started, HasSubstr(w.path("state/sessions/.s1.new-")));
+}
+
+TEST_F(SessionTest, AFailedSelfTestStopsWhatStartStarted) {
+  std::string started, stopped;
+  EXPECT_CALL(backend, start(_)).WillOnce(Invoke([&](const SessionView& v) {
+    started = v.session_dir;
+  }));
+  EXPECT_CALL(backend, wrap(_)).WillOnce(Return(std::vector<std::string>{"/bin/false"}));
+  EXPECT_CALL(backend, stop(_)).WillOnce(Invoke([&](const SessionView& v) {
+    stopped = v.session_dir;
+  }));
+  EXPECT_THROW(write_session(request(), install), BackendError);
+  EXPECT_EQ(stopped, started);
+  EXPECT_TRUE(fs::is_empty(w.path("state/sessions")));
+}
+
+TEST_F(SessionTest, BackendToolsArePinnedAbsoluteAndNeverSandboxWritable) {
+  EXPECT_CALL(backend, locate(_))
+      .WillOnce(Return(BackendExecutable{w.path("bin/nono-fake"), "9.9", {{"node", "/bin/sh"}}}));
+  write_session(request(), install);
+  EXPECT_EQ(read_boundary(w.path("state/sessions/s1")).backend_executable.tools,
+            (std::map<std::string, std::string>{{"node", "/bin/sh"}}));
+
+  EXPECT_CALL(backend, locate(_))
+      .WillOnce(Return(BackendExecutable{w.path("bin/nono-fake"), "9.9", {{"node", "node"}}}));
+  EXPECT_THAT([&] { write_session(request("s2"), install); },
+              ::testing::ThrowsMessage<BackendError>(HasSubstr("absolute")));
+  EXPECT_CALL(backend, locate(_))
+      .WillOnce(Return(BackendExecutable{
+          w.path("bin/nono-fake"), "9.9", {{"node", w.file("work/node_modules/.bin/node")}}}));
+  EXPECT_THAT([&] { write_session(request("s3"), install); },
+              ::testing::ThrowsMessage<SessionError>(HasSubstr("lets the sandbox write")));
+}
+
+TEST_F(SessionTest, StopSessionReachesThePinnedBackendAndNeverThrows) {
+  write_session(request(), install);
+  const std::string dir = w.path("state/sessions/s1");
+  std::string stopped;
+  EXPECT_CALL(backend, stop(_)).WillOnce(Invoke([&](const SessionView& v) {
+    stopped = v.session_dir;
+  }));
+  EXPECT_EQ(stop_session(dir, install), "");
+  EXPECT_EQ(stopped, dir);
+  EXPECT_CALL(backend, stop(_)).WillOnce(::testing::Throw(BackendError("engine gone")));
+  EXPECT_THAT(stop_session(dir, install), HasSubstr("engine gone"));
+  // Nothing to stop for a dir that holds no session.
+  EXPECT_EQ(stop_session(w.dir("state/sessions/empty"), install), "");
+}
+
 TEST_F(SessionTest, UnenforceableSelfProtectionIsRefused) {
   EXPECT_CALL(backend, deny_state(_, _)).WillOnce(Invoke([](const ResolvedPolicy& p, auto&) {
     std::vector<DenyState> out;
@@ -78,7 +185,7 @@ TEST_F(SessionTest, UnenforceableSelfProtectionIsRefused) {
 
 TEST_F(SessionTest, TrustedExecutableInAWritableGrantIsRefused) {
   EXPECT_CALL(backend, locate(_))
-      .WillOnce(Return(BackendExecutable{w.file("work/.venv/bin/nono"), "9.9"}));
+      .WillOnce(Return(BackendExecutable{w.file("work/.venv/bin/nono"), "9.9", {}}));
   EXPECT_THAT([&] { write_session(request(), install); },
               ::testing::ThrowsMessage<SessionError>(HasSubstr("lets the sandbox write")));
 }

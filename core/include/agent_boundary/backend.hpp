@@ -3,6 +3,7 @@
 // to this interface and never includes a plugin header.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,10 @@ class PluginHost;
 struct BackendExecutable {
   std::string path;     // absolute
   std::string version;  // as reported by the executable
+  // Other executables the backend needs later, pinned with it by absolute path (srt is a
+  // Node script: its interpreter is pinned too, so `#!/usr/bin/env node` never searches a
+  // PATH the agent can write). Keyed by the backend's own names.
+  std::map<std::string, std::string> tools;
 };
 
 // A session as a backend sees it at wrap/probe time: only pinned, already-resolved data.
@@ -38,6 +43,10 @@ struct WrapRequest {
   SessionView session;
   std::string cwd;                // where the command runs (absolute)
   std::vector<std::string> argv;  // the command; argv[0] is resolved inside the boundary
+  // Names of the variables the launcher sets for the command (credentials, the profile's
+  // `env:`, KUBECONFIG). A backend whose command does not inherit its caller's environment
+  // (a container) passes exactly these through, by name: values never enter argv.
+  std::vector<std::string> env_names;
 };
 
 struct ProbeRequest {
@@ -71,6 +80,12 @@ class AB_API Backend {
   virtual std::vector<DenyState> deny_state(const ResolvedPolicy& policy,
                                             const BackendExecutable& exe) const = 0;
 
+  // True when the backend itself enforces `policy.held` (paths inside writable grants that
+  // stay read-only or hidden: srt's read-only binds, a container's mounts). False when it
+  // cannot (Landlock only grants): core's launcher then holds them with a mount namespace
+  // around the backend on Linux.
+  virtual bool holds_paths() const = 0;
+
   // The backend's own files for this policy (deterministic for the same input).
   virtual std::vector<RenderedFile> render(const ResolvedPolicy& policy,
                                            const SessionView& session) const = 0;
@@ -81,6 +96,15 @@ class AB_API Backend {
   // Ask the enforcement itself, from inside the boundary, whether `path` can be opened
   // for `access`. Never predicts; never leaves anything behind.
   virtual ProbeResult probe(const ProbeRequest& request) const = 0;
+
+  // Session lifecycle, for backends that keep something running per session (a
+  // container). `start` is called at creation on the staged session dir, after render and
+  // before the self-test, and must be idempotent; it replaces whatever an earlier
+  // rendering of the same session left running. `stop` releases it when the session ends,
+  // is pruned or deleted; it must return quickly (a harness gives session-end hooks ~1 s)
+  // and succeed when nothing runs. No-ops for per-command backends.
+  virtual void start(const SessionView& session) const = 0;
+  virtual void stop(const SessionView& session) const = 0;
 };
 
 }  // namespace agent_boundary

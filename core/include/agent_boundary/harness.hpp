@@ -66,7 +66,7 @@ class AB_API Harness {
  public:
   virtual ~Harness();
 
-  enum class Event { session_start, tool_use, unknown };
+  enum class Event { session_start, session_end, tool_use, unknown };
   // What `agent-boundary <harness> hook <event_name>` is.
   virtual Event event_kind(const std::string& event_name) const = 0;
 
@@ -77,7 +77,8 @@ class AB_API Harness {
   virtual std::string encode_decision(const std::string& payload, const Decision& decision,
                                       int& exit_code) const = 0;
 
-  // Session-start hook. finish exports what later commands need (the harness's own env
+  // Session-start hook (parse also reads the session-end payload: only its id is used).
+  // finish exports what later commands need (the harness's own env
   // mechanism) and returns what to print (on stderr by the caller).
   virtual SessionStartEvent parse_session_start(const std::string& payload) const = 0;
   virtual std::string finish_session_start(const SessionStartReport& report) const = 0;

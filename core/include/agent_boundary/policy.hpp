@@ -33,12 +33,23 @@ struct Deny {
   std::string origin;  // "profile" or "self-protection"
 };
 
+// A path inside a writable grant that the boundary holds anyway. Computed by core at
+// session creation (git hooks and config, agent settings, the profile's denies under
+// writable grants), outer paths first; present on disk (core creates placeholders).
+struct HeldPath {
+  enum class Hold { read_only, hidden };
+  std::string path;  // absolute, resolved
+  PathKind kind = PathKind::file;
+  Hold hold = Hold::read_only;  // hidden: a profile deny (reads and writes refused)
+};
+
 struct ResolvedPolicy {
   std::string profile_name;
   std::string workdir;
   bool self_edit = false;
   std::vector<Grant> grants;
   std::vector<Deny> denies;
+  std::vector<HeldPath> held;              // Linux; empty where the backend's own denies cover this
   std::map<std::string, std::string> env;  // set inside the boundary
   // Raw per-backend options from the profile (e.g. the `nono:` block), as JSON text,
   // keyed by backend name. Only the named backend reads its entry.

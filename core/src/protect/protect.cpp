@@ -206,6 +206,16 @@ void prepare(const ProtectPlan& plan) {
   }
 }
 
+std::vector<HeldPath> held_paths(const ProtectPlan& plan) {
+  std::vector<HeldPath> out;
+  for (const auto& m : plan.mounts) {
+    if (m.pin) continue;
+    out.push_back({m.path, is_dir(m.path) ? PathKind::directory : PathKind::file,
+                   m.mask ? HeldPath::Hold::hidden : HeldPath::Hold::read_only});
+  }
+  return out;
+}
+
 std::string coverage(const ProtectPlan& plan, const std::string& path_in) {
   const std::string path = resolve_existing_prefix(path_in);
   const MountOp* best = nullptr;

@@ -53,6 +53,10 @@ ProtectPlan compute_plan(const ResolvedPolicy& policy, const std::string& workdi
 // paths that are symlinks or regular files with more than one link.
 void prepare(const ProtectPlan& plan);
 
+// The plan's protected paths (not the pins) for a backend that holds them itself, outer
+// paths first. Call after prepare(): kinds are read from disk.
+std::vector<HeldPath> held_paths(const ProtectPlan& plan);
+
 // How the plan enforces a deny of `path` (for deny_state), empty when it does not.
 std::string coverage(const ProtectPlan& plan, const std::string& path);
 // True when `path` is hidden by a mask (the probe, seeing an empty file, cannot tell).
