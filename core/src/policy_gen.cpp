@@ -61,6 +61,7 @@ class Builder {
     }
     for (const auto& p : context_.readable_protected) add_grant(p, Access::read, "session", true);
     for (const auto& [k, v] : profile_.env) out_.policy.env[k] = expand_vars(v, vars_);
+    out_.policy.backend_options = profile_.backend_options;
     out_.policy.backend_options["nono"] = profile_.nono_json;
     return std::move(out_);
   }

@@ -35,7 +35,7 @@ namespace agent_boundary {
 namespace {
 
 // The one list of top-level keys the reader accepts (the schema test checks against it).
-constexpr std::array<std::string_view, 18> kTopKeys = {"name",
+constexpr std::array<std::string_view, 19> kTopKeys = {"name",
                                                        "description",
                                                        "self_edit",
                                                        "git_common_dir",
@@ -49,6 +49,7 @@ constexpr std::array<std::string_view, 18> kTopKeys = {"name",
                                                        "resolve_symlinks",
                                                        "env",
                                                        "nono",
+                                                       "backend_options",
                                                        "backend",
                                                        "accept_unprotected_denies",
                                                        "allow_git_hook_escape",
@@ -809,6 +810,18 @@ std::optional<Profile> Checker::check(std::size_t root) {
     } else if (k == "nono") {
       if (!expect_mapping(e, false, "{extends: default}")) continue;
       if (auto j = to_json(e.value, 1)) p.nono_json = j->dump();
+    } else if (k == "backend_options") {
+      if (!expect_mapping(e, true, "{devcontainer: {image: NAME}}")) continue;
+      for (const Entry& b : entries<1>(e.value, nullptr, "backend_options")) {
+        static const std::regex name_re("^[a-z][a-z0-9_-]{0,31}$");
+        if (!std::regex_match(b.key, name_re)) {
+          add(b.key_pos, "invalid backend name `" + b.key + "` in `backend_options`",
+              "key each block by a backend plugin's name (e.g. `devcontainer:`)");
+          continue;
+        }
+        if (!expect_mapping(b, false, "{KEY: value}")) continue;
+        if (auto j = to_json(b.value, 1)) p.backend_options[b.key] = j->dump();
+      }
     } else if (k == "backend") {
       if (auto v = string_value(e.value)) {
         static const std::regex re("^[a-z][a-z0-9_-]{0,31}$");
@@ -821,6 +834,15 @@ std::optional<Profile> Checker::check(std::size_t root) {
         }
       }
     }
+  }
+  // `backend_options: {nono: ...}` is the long spelling of `nono:`: one place holds it.
+  if (const auto it = p.backend_options.find("nono"); it != p.backend_options.end()) {
+    if (p.nono_json != "{}")
+      add(rs.pos, "nono's options are given twice (`nono:` and `backend_options: {nono: ...}`)",
+          "keep one of them");
+    else
+      p.nono_json = it->second;
+    p.backend_options.erase(it);
   }
   if (!have_name)
     add(rs.pos, "missing required key `name`", "add `name: NAME` (e.g. the file's name)");

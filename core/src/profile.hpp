@@ -3,6 +3,7 @@
 // file:line:column and a fix), never on the hook path.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -50,7 +51,9 @@ struct Profile {
   std::vector<PathEntry> allow, read, write, deny;
   std::vector<SymlinkSpec> resolve_symlinks;
   std::vector<std::pair<std::string, std::string>> env;  // file order
-  std::string nono_json = "{}";        // the `nono:` block as JSON text (strict scalar typing)
+  std::string nono_json = "{}";  // the `nono:` block as JSON text (strict scalar typing)
+  // `backend_options:` blocks by backend name, as JSON text; only that backend reads one.
+  std::map<std::string, std::string> backend_options;
   std::optional<std::string> backend;  // `backend:` names the default backend plugin
 };
 

@@ -149,6 +149,19 @@ json build_schema() {
        "`extends: default`. Free-form: its keys are nono's, not agent-boundary's."},
       {"default", json::object()},
       {"additionalProperties", true}};
+  props["backend_options"] = {
+      {"type", "object"},
+      {"description",
+       "Options for one backend plugin, keyed by its name (e.g. `devcontainer: {image: ...}`). "
+       "Each block is free-form and read only by that backend; `nono:` is the same as "
+       "`backend_options: {nono: ...}`."},
+      {"default", json::object()},
+      {"patternProperties",
+       {{"^[a-z][a-z0-9_-]{0,31}$",
+         {{"type", "object"},
+          {"description", "The options of the backend plugin of that name."},
+          {"additionalProperties", true}}}}},
+      {"additionalProperties", false}};
   props["backend"] = {
       {"type", "string"},
       {"pattern", "^[a-z][a-z0-9_-]{0,31}$"},

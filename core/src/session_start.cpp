@@ -35,6 +35,8 @@ std::string why_wider(const Profile& narrow_profile, const GenerationResult& nar
                       const Profile& wide_profile, const GenerationResult& wide) {
   if (narrow_profile.self_edit && !wide_profile.self_edit) return "it sets self_edit";
   if (narrow_profile.nono_json != wide_profile.nono_json) return "its `nono:` block differs";
+  if (narrow_profile.backend_options != wide_profile.backend_options)
+    return "its `backend_options:` differ";
   if (narrow_profile.backend != wide_profile.backend) return "it names another backend";
   if (narrow_profile.aws_profile && narrow_profile.aws_profile != wide_profile.aws_profile)
     return "it asks for other AWS credentials";

@@ -192,6 +192,25 @@ TEST(ProfileParse, EmptyCollectionsAndNullables) {
   EXPECT_EQ(q.nono_json, "{}");
 }
 
+TEST(ProfileParse, BackendOptionsAreFreeFormBlocksKeyedByBackend) {
+  const Profile p = ok(kHead +
+                       "backend_options:\n  devcontainer: {image: 'localhost/x:1', n: 2}\n"
+                       "  srt: {}\n");
+  EXPECT_EQ(nlohmann::json::parse(p.backend_options.at("devcontainer")),
+            nlohmann::json({{"image", "localhost/x:1"}, {"n", 2}}));
+  EXPECT_EQ(p.backend_options.at("srt"), "{}");
+  // The long spelling of `nono:` lands where `nono:` does, and only once.
+  const Profile q = ok(kHead + "backend_options: {nono: {extends: default}}\n");
+  EXPECT_EQ(nlohmann::json::parse(q.nono_json), nlohmann::json({{"extends", "default"}}));
+  EXPECT_EQ(q.backend_options.count("nono"), 0u);
+  EXPECT_THAT(only_error(kHead + "nono: {a: 1}\nbackend_options: {nono: {a: 2}}\n").message,
+              HasSubstr("given twice"));
+  EXPECT_THAT(only_error(kHead + "backend_options: {Dev: {}}\n").message,
+              HasSubstr("invalid backend name"));
+  EXPECT_THAT(only_error(kHead + "backend_options: {srt: [1]}\n").message,
+              HasSubstr("expected a mapping"));
+}
+
 TEST(ProfileParse, GithubForms) {
   EXPECT_FALSE(ok(kHead + "github:\n").github_push.has_value());
   EXPECT_EQ(ok(kHead + "github: {}\n").github_push, std::optional<bool>(false));
@@ -810,6 +829,7 @@ const std::vector<std::string> kExpectedKeys = {"name",
                                                 "resolve_symlinks",
                                                 "env",
                                                 "nono",
+                                                "backend_options",
                                                 "backend",
                                                 "accept_unprotected_denies",
                                                 "allow_git_hook_escape",
@@ -827,6 +847,7 @@ std::string sample_value(const std::string& key) {
   if (key == "env") return "{A: b}";
   if (key == "nono") return "{extends: default}";
   if (key == "backend") return "nono";
+  if (key == "backend_options") return "{devcontainer: {image: x}}";
   return "[/x]";  // path lists and resolve_symlinks
 }
 
