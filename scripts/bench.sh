@@ -127,3 +127,11 @@ echo
 echo "| What | Median |"
 echo "|---|---|"
 printf '%s\n' "${rows[@]}"
+
+# Every installed backend on the same corpus: verdict matrix and median costs (issue 6).
+echo
+echo "Backends compared on one corpus (\`agent-boundary compare --runs $runs\`):"
+echo
+echo '```'
+"$ab" compare --runs "$runs" || echo "(compare reported a failure: see above)"
+echo '```'

@@ -30,7 +30,7 @@ debian_packages=(
   libgtest-dev libgmock-dev googletest
   python3 python3-pytest hyperfine
   awscli gh   # the credential exporters (aws.profile, github.push); tests use the real ones
-  nodejs npm bubblewrap socat   # the srt backend (Node script + bwrap + socat proxies)
+  nodejs npm bubblewrap socat ripgrep  # the srt backend (Node script, bwrap, socat proxies, rg)
   podman runc debootstrap       # the devcontainer backend and its locally built base image
 )
 missing=()
@@ -77,7 +77,7 @@ for pkg in "@anthropic-ai/sandbox-runtime@$SRT_VERSION" "@devcontainers/cli@$DEV
   fi
 done
 
-# @@DEVCONTAINER-BASE-IMAGE@@
+"$repo/scripts/build-base-image.sh" || say "no devcontainer base image; the devcontainer backend refuses sessions until scripts/build-base-image.sh has run (as root)"
 
 [ "$deps_only" = 1 ] && exit 0
 

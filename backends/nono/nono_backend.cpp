@@ -9,6 +9,7 @@
 #include <string>
 
 #include "agent_boundary/error.hpp"
+#include "agent_boundary/executables.hpp"
 #include "agent_boundary/plugin.hpp"
 #include "agent_boundary/probe.hpp"
 #include "agent_boundary/process.hpp"
@@ -16,39 +17,10 @@
 namespace agent_boundary::nono {
 namespace {
 
-std::string dir_of(const std::string& p) {
-  const auto slash = p.find_last_of('/');
-  return slash == 0 ? "/" : p.substr(0, slash);
-}
-
-std::string self_dir() {
-  char buf[PATH_MAX];
-  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return "/usr/local/bin";
-  buf[n] = '\0';
-  return dir_of(buf);
-}
-
 bool within(const std::string& path, const std::string& dir) {
   if (dir == "/") return true;
   return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
                          path[dir.size()] == '/');
-}
-
-// realpath() of the longest existing prefix, the rest appended.
-std::string resolved(const std::string& p) {
-  std::string head = p, tail;
-  while (head.size() > 1) {
-    if (char* r = ::realpath(head.c_str(), nullptr)) {
-      std::string out = r;
-      std::free(r);
-      return tail.empty() ? out : (out == "/" ? "" : out) + tail;
-    }
-    const auto slash = head.find_last_of('/');
-    tail = head.substr(slash) + tail;
-    head = slash == 0 ? "/" : head.substr(0, slash);
-  }
-  return p;
 }
 
 }  // namespace
@@ -64,9 +36,7 @@ const std::vector<std::string>& NonoBackend::granted_dirs(const std::string& exe
   return it->second;
 }
 
-BackendExecutable NonoBackend::locate(const std::string& hint) const {
-  return find_nono(hint, self_dir());
-}
+BackendExecutable NonoBackend::locate(const std::string& hint) const { return find_nono(hint); }
 
 void NonoBackend::preflight(const BackendExecutable&) const {
 #ifdef __linux__
@@ -90,10 +60,10 @@ std::vector<DenyState> NonoBackend::deny_state(const ResolvedPolicy& policy,
   // (including its own groups, such as /tmp) and mark every deny below one.
   const std::string base = render_nono_profile(policy, {}, {host_.helper_path("probe")});
   std::vector<std::pair<std::string, std::string>> dirs;
-  for (const auto& d : granted_dirs(exe.path, base)) dirs.emplace_back(d, resolved(d));
+  for (const auto& d : granted_dirs(exe.path, base)) dirs.emplace_back(d, resolve_path(d));
   for (const auto& deny : policy.denies) {
     DenyState s{deny.path, deny.origin, Enforcement::enforced, {}};
-    const std::string real = resolved(deny.path);
+    const std::string real = resolve_path(deny.path);
     for (const auto& [dir, real_dir] : dirs) {
       if (within(deny.path, dir) || within(real, real_dir)) {
         s.enforcement = Enforcement::unenforced;

@@ -45,9 +45,7 @@ class NonoBackend final : public Backend {
 };
 
 // nono_executable.cpp
-BackendExecutable find_nono(const std::string& hint, const std::string& beside_dir);
-// Compare dotted versions numerically: <0, 0, >0.
-int compare_versions(const std::string& a, const std::string& b);
+BackendExecutable find_nono(const std::string& hint);
 // Landlock ABI version of the running kernel, or a negative errno.
 int landlock_abi();
 

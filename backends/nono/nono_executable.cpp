@@ -8,16 +8,12 @@
 #include <sstream>
 
 #include "agent_boundary/error.hpp"
+#include "agent_boundary/executables.hpp"
 #include "agent_boundary/process.hpp"
 #include "nono_backend.hpp"
 
 namespace agent_boundary::nono {
 namespace {
-
-bool is_executable_file(const std::string& p) {
-  struct stat st {};
-  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(p.c_str(), X_OK) == 0;
-}
 
 std::string install_fix() {
   return std::string("install nono ") + kMinimumVersion +
@@ -25,49 +21,19 @@ std::string install_fix() {
          " --locked --root /usr/local`), or set AGENT_BOUNDARY_NONO to its absolute path";
 }
 
-std::string canonical(const std::string& p) {
-  char* r = ::realpath(p.c_str(), nullptr);
-  if (!r) return p;
-  std::string out = r;
-  std::free(r);
-  return out;
-}
-
 }  // namespace
 
-int compare_versions(const std::string& a, const std::string& b) {
-  std::istringstream sa(a), sb(b);
-  for (int i = 0; i < 3; ++i) {
-    long x = 0, y = 0;
-    char dot = 0;
-    sa >> x;
-    sb >> y;
-    if (x != y) return x < y ? -1 : 1;
-    sa >> dot;
-    sb >> dot;
-  }
-  return 0;
-}
-
-BackendExecutable find_nono(const std::string& hint, const std::string& beside_dir) {
+BackendExecutable find_nono(const std::string& hint) {
+  // An explicit choice is the only candidate; otherwise core's search order (beside our own
+  // binary, where the installer puts nono, then the system dirs, then PATH). Creation time
+  // only: the result is pinned.
   std::vector<std::string> candidates;
   if (!hint.empty())
     candidates.push_back(hint);
   else if (const char* env = std::getenv("AGENT_BOUNDARY_NONO"); env && *env)
     candidates.push_back(env);
-  else {
-    // Beside our own binary first (the installer puts it there), the system locations,
-    // then PATH's absolute entries. This runs only at session creation; the result is
-    // pinned, and refused if the boundary could write it.
-    candidates.push_back(beside_dir + "/nono");
-    candidates.push_back("/usr/local/bin/nono");
-    candidates.push_back("/usr/bin/nono");
-    if (const char* path = std::getenv("PATH")) {
-      std::stringstream ss(path);
-      for (std::string dir; std::getline(ss, dir, ':');)
-        if (!dir.empty() && dir[0] == '/') candidates.push_back(dir + "/nono");
-    }
-  }
+  else
+    candidates = executable_search("nono");
   for (const auto& c : candidates) {
     if (c.empty() || c[0] != '/')
       throw BackendError("the nono path `" + c + "` is not absolute", c, install_fix());
@@ -76,7 +42,7 @@ BackendExecutable find_nono(const std::string& hint, const std::string& beside_d
         throw BackendError("nono is not an executable file at " + c, c, install_fix());
       continue;
     }
-    const std::string exe = canonical(c);
+    const std::string exe = resolve_path(c);
     ProcessOptions opts;
     opts.argv = {exe, "--version"};
     opts.timeout_ms = 10000;

@@ -47,6 +47,11 @@ int cmd_validate(const Context& ctx, const std::vector<std::string>& targets);
 int cmd_schema();
 int cmd_plugins(const Context& ctx);
 
+// compare (compare_commands.cpp): the compare corpus through the named backends (default:
+// every installed backend plugin); exit 1 when a backend differs from the profile's intent
+// without declaring it.
+int cmd_compare(const Context& ctx, const std::vector<std::string>& backends, bool json, int runs);
+
 // Harness entry points (harness_commands.cpp): `<name> hook EVENT`, `<name> statusline JSON`.
 int cmd_harness(const Context& ctx, const std::string& name, const std::vector<std::string>& args);
 // The installed plugin file of harness `name` (it may not exist).

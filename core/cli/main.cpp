@@ -82,7 +82,7 @@ std::string first_command_word(int argc, char** argv) {
 
 bool is_builtin_command(const std::string& word) {
   for (const char* c : {"status", "on", "off", "use", "reload", "list", "run", "exec", "session",
-                        "validate", "schema", "plugins"})
+                        "validate", "schema", "plugins", "compare"})
     if (word == c) return true;
   return false;
 }
@@ -184,6 +184,14 @@ int real_main(int argc, char** argv) {
   validate->add_option("profiles", validate_targets, "profile names or files");
   auto* schema = app.add_subcommand("schema", "print the JSON Schema of the profile format");
   auto* plugins = app.add_subcommand("plugins", "list the installed plugins");
+  std::vector<std::string> compare_backends;
+  bool compare_json = false;
+  int compare_runs = 11;
+  auto* compare = app.add_subcommand(
+      "compare", "run one corpus of scenarios through every installed backend (or the named ones)");
+  compare->add_option("--backend", compare_backends, "a backend to compare (repeatable)");
+  compare->add_flag("--json", compare_json, "machine-readable output");
+  compare->add_option("--runs", compare_runs, "timing samples per median (default 11)");
   app.require_subcommand(0, 1);
 
   std::vector<std::string> args = split.head;
@@ -225,6 +233,7 @@ int real_main(int argc, char** argv) {
   if (*validate) return cli::cmd_validate(ctx, validate_targets);
   if (*schema) return cli::cmd_schema();
   if (*plugins) return cli::cmd_plugins(ctx);
+  if (*compare) return cli::cmd_compare(ctx, compare_backends, compare_json, compare_runs);
   return cli::cmd_status(ctx, json && *status);
 }
 
