@@ -30,7 +30,7 @@ debian_packages=(
   libgtest-dev libgmock-dev googletest
   python3 python3-pytest hyperfine
   awscli gh   # the credential exporters (aws.profile, github.push); tests use the real ones
-  nodejs npm bubblewrap socat ripgrep  # the srt backend (Node script, bwrap, socat proxies, rg)
+  nodejs bubblewrap socat ripgrep  # the srt backend (Node script, bwrap, socat proxies, rg)
   podman runc debootstrap       # the devcontainer backend and its locally built base image
 )
 missing=()
@@ -59,6 +59,14 @@ if ! nono_ok; then
   command -v cargo >/dev/null || { say "cargo is needed to build nono; install Rust with rustup"; exit 1; }
   say "building nono $NONO_VERSION (cargo install nono-cli --locked; this takes several minutes)"
   cargo install nono-cli --version "$NONO_VERSION" --locked --root "$prefix" --quiet
+fi
+
+# npm: Debian's `npm` package, unless the installed nodejs brings its own (NodeSource's
+# nodejs conflicts with Debian's npm).
+if ! command -v npm >/dev/null; then
+  [ "$(id -u)" = 0 ] || { say "npm is missing; run as root: apt-get install npm"; exit 1; }
+  say "installing Debian package: npm"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm >/dev/null
 fi
 
 # srt and the Dev Containers CLI: pinned npm packages installed into the prefix (its bin and
