@@ -19,6 +19,7 @@
 
 #include "agent_boundary/error.hpp"
 #include "agent_boundary/executables.hpp"
+#include "agent_boundary/host_path.hpp"
 #include "agent_boundary/process.hpp"
 #include "devcontainer_backend.hpp"
 
@@ -27,11 +28,6 @@ namespace {
 
 constexpr int kQuickTimeoutMs = 30000;
 constexpr int kRunTimeoutMs = 120000;
-
-bool within(const std::string& path, const std::string& dir) {
-  return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
-                         path[dir.size()] == '/');
-}
 
 std::string engine_fix() {
   return "install podman (Debian: apt-get install podman runc) or docker, or set "
@@ -343,7 +339,7 @@ ProjectConfig read_project_config(const BackendExecutable& exe, const std::strin
   struct stat st {};
   const std::string real = resolve_path(file);
   if (::stat(real.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
-      !within(real, resolve_path(workdir)))
+      !path_within(real, resolve_path(workdir)))
     throw SessionError(file + " is not a regular file inside the workdir", file,
                        "replace it with a plain file, " + fix_off);
   ProcessOptions opts;

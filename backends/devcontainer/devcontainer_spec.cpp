@@ -11,23 +11,13 @@
 #include <sstream>
 
 #include "agent_boundary/error.hpp"
+#include "agent_boundary/host_path.hpp"
 #include "devcontainer_backend.hpp"
 
 using ordered_json = nlohmann::ordered_json;
 
 namespace agent_boundary::devcontainer {
 namespace {
-
-bool within(const std::string& path, const std::string& dir) {
-  if (dir == "/") return !path.empty() && path[0] == '/';
-  return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
-                         path[dir.size()] == '/');
-}
-
-std::string parent_of(const std::string& p) {
-  const auto slash = p.find_last_of('/');
-  return slash == 0 || slash == std::string::npos ? "/" : p.substr(0, slash);
-}
 
 std::size_t depth(const std::string& p) { return std::count(p.begin(), p.end(), '/'); }
 
@@ -117,7 +107,7 @@ void check_mount_path(const std::string& p) {
 // Paths the container has its own of: the host's are never mounted over them.
 bool engine_owned(const std::string& p) {
   for (const char* d : {"/proc", "/sys", "/dev"})
-    if (within(p, d)) return true;
+    if (path_within(p, d)) return true;
   return false;
 }
 
@@ -327,7 +317,8 @@ MountPlan plan_mounts(const ResolvedPolicy& policy, const std::string& session_d
   const auto covering = [&](const std::string& p) -> const Mount* {
     const Mount* best = nullptr;
     for (const auto& m : mounts)
-      if (m.why != "pin" && within(p, m.target) && (!best || m.target.size() > best->target.size()))
+      if (m.why != "pin" && path_within(p, m.target) &&
+          (!best || m.target.size() > best->target.size()))
         best = &m;
     return best;
   };
@@ -375,12 +366,12 @@ MountPlan plan_mounts(const ResolvedPolicy& policy, const std::string& session_d
     if (m.why != "held" && m.why != "hide") continue;
     std::string top;
     for (const auto& w : mounts)
-      if (w.why == "grant" && !w.read_only && w.target != m.target && within(m.target, w.target) &&
-          (top.empty() || w.target.size() < top.size()))
+      if (w.why == "grant" && !w.read_only && w.target != m.target &&
+          path_within(m.target, w.target) && (top.empty() || w.target.size() < top.size()))
         top = w.target;
     if (top.empty()) continue;
-    for (std::string d = parent_of(m.target); d.size() > top.size() && within(d, top);
-         d = parent_of(d)) {
+    for (std::string d = parent_dir(m.target); d.size() > top.size() && path_within(d, top);
+         d = parent_dir(d)) {
       const Mount* in = covering(d);
       if (!in || in->why == "hide" || !stat(d).exists) continue;
       pins.push_back({Mount::Kind::bind, d, d, in->read_only, "pin"});
@@ -391,10 +382,10 @@ MountPlan plan_mounts(const ResolvedPolicy& policy, const std::string& session_d
   // The spelled path of a symlinked grant is a second view of the same directory: it gets
   // the same mounts inside it, or the held paths would be writable through it.
   for (const auto& [spelled, real] : aliases) {
-    if (within(spelled, real) || within(real, spelled)) continue;
+    if (path_within(spelled, real) || path_within(real, spelled)) continue;
     std::vector<Mount> copies;
     for (const auto& m : mounts)
-      if (m.target != real && within(m.target, real)) {
+      if (m.target != real && path_within(m.target, real)) {
         Mount c = m;  // same source: the copy shows the same host file or hides the same way
         c.target = spelled + m.target.substr(real.size());
         copies.push_back(std::move(c));
@@ -407,8 +398,9 @@ MountPlan plan_mounts(const ResolvedPolicy& policy, const std::string& session_d
   for (const auto& m : mounts)
     if (m.why == "hide" && m.kind == Mount::Kind::tmpfs) hidden_dirs.push_back(m.target);
   std::erase_if(mounts, [&](const Mount& m) {
-    return std::any_of(hidden_dirs.begin(), hidden_dirs.end(),
-                       [&](const std::string& h) { return m.target != h && within(m.target, h); });
+    return std::any_of(hidden_dirs.begin(), hidden_dirs.end(), [&](const std::string& h) {
+      return m.target != h && path_within(m.target, h);
+    });
   });
 
   std::stable_sort(mounts.begin(), mounts.end(), [](const Mount& a, const Mount& b) {
@@ -476,7 +468,7 @@ Spec spec_from_json(const std::string& text, const std::string& where) {
 
 std::string map_to_staged(const std::string& path, const std::string& final_dir,
                           const std::string& staged_dir) {
-  if (staged_dir.empty() || staged_dir == final_dir || !within(path, final_dir)) return path;
+  if (staged_dir.empty() || staged_dir == final_dir || !path_within(path, final_dir)) return path;
   return staged_dir + path.substr(final_dir.size());
 }
 
@@ -538,7 +530,7 @@ std::vector<std::string> exec_argv(const Spec& spec, const std::string& cwd,
 std::string probe_precheck(const Spec& spec, const std::string& path) {
   const Mount* best = nullptr;
   for (const auto& m : spec.mounts)
-    if (within(path, m.target) && (!best || m.target.size() > best->target.size())) best = &m;
+    if (path_within(path, m.target) && (!best || m.target.size() > best->target.size())) best = &m;
   if (!best)
     return "not mounted in the container (only the workdir and granted paths are; the "
            "container's own file of that name is not the host's)";

@@ -10,20 +10,13 @@
 
 #include "agent_boundary/error.hpp"
 #include "agent_boundary/executables.hpp"
+#include "agent_boundary/host_path.hpp"
 #include "agent_boundary/plugin.hpp"
 #include "agent_boundary/probe.hpp"
 #include "agent_boundary/process.hpp"
 
 namespace agent_boundary::nono {
-namespace {
-
-bool within(const std::string& path, const std::string& dir) {
-  if (dir == "/") return true;
-  return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
-                         path[dir.size()] == '/');
-}
-
-}  // namespace
+namespace {}  // namespace
 
 NonoBackend::NonoBackend(const PluginHost& host) : host_(host) {}
 
@@ -65,7 +58,7 @@ std::vector<DenyState> NonoBackend::deny_state(const ResolvedPolicy& policy,
     DenyState s{deny.path, deny.origin, Enforcement::enforced, {}};
     const std::string real = resolve_path(deny.path);
     for (const auto& [dir, real_dir] : dirs) {
-      if (within(deny.path, dir) || within(real, real_dir)) {
+      if (path_within(deny.path, dir) || path_within(real, real_dir)) {
         s.enforcement = Enforcement::unenforced;
         s.reason = "Landlock cannot deny a path inside the granted directory " + dir +
                    " (nono refuses such a policy on Linux, so the deny is left out)";

@@ -9,6 +9,7 @@
 
 #include "agent_boundary/error.hpp"
 #include "agent_boundary/executables.hpp"
+#include "agent_boundary/host_path.hpp"
 #include "agent_boundary/process.hpp"
 #include "nono_backend.hpp"
 

@@ -9,17 +9,13 @@
 
 #include "agent_boundary/error.hpp"
 #include "agent_boundary/executables.hpp"
+#include "agent_boundary/host_path.hpp"
 #include "agent_boundary/plugin.hpp"
 #include "agent_boundary/probe.hpp"
 #include "agent_boundary/process.hpp"
 
 namespace agent_boundary::srt {
 namespace {
-
-std::string dir_of(const std::string& p) {
-  const auto slash = p.find_last_of('/');
-  return slash == 0 || slash == std::string::npos ? "/" : p.substr(0, slash);
-}
 
 std::string pinned(const BackendExecutable& exe, const char* name) {
   const auto it = exe.tools.find(name);
@@ -99,7 +95,7 @@ ProbeResult SrtBackend::probe(const ProbeRequest& request) const {
   struct stat st {};
   const bool on_host = ::lstat(request.path.c_str(), &st) == 0;
   if (!on_host) {
-    do reference = dir_of(reference);
+    do reference = parent_dir(reference);
     while (reference != "/" && ::lstat(reference.c_str(), &st) != 0);
   }
   const std::string host_id = file_id(reference);

@@ -9,16 +9,12 @@
 
 #include "agent_boundary/error.hpp"
 #include "agent_boundary/executables.hpp"
+#include "agent_boundary/host_path.hpp"
 #include "agent_boundary/process.hpp"
 #include "srt_backend.hpp"
 
 namespace agent_boundary::srt {
 namespace {
-
-std::string dir_of(const std::string& p) {
-  const auto slash = p.find_last_of('/');
-  return slash == 0 || slash == std::string::npos ? "/" : p.substr(0, slash);
-}
 
 std::string install_fix() {
   return std::string("install srt ") + kMinimumVersion + " or newer (`npm install -g " +
@@ -36,7 +32,7 @@ std::string find_program(const std::string& name, const std::vector<std::string>
 
 // srt's package root: the directory above its JS entry holding srt's package.json.
 std::string package_root(const std::string& cli, std::string& version) {
-  for (std::string dir = dir_of(cli); dir != "/"; dir = dir_of(dir)) {
+  for (std::string dir = parent_dir(cli); dir != "/"; dir = parent_dir(dir)) {
     std::ifstream in(dir + "/package.json");
     if (!in) continue;
     try {
@@ -90,7 +86,7 @@ BackendExecutable find_srt(const std::string& hint) {
                          install_fix());
     // `srt` is a `#!/usr/bin/env node` script: its interpreter is pinned now, so no later
     // command asks a PATH the agent may write. npm puts node beside the `srt` link.
-    const std::string node = find_program("node", {dir_of(c)});
+    const std::string node = find_program("node", {parent_dir(c)});
     if (node.empty())
       throw BackendError("Node.js (`node`), which runs srt, was not found", c,
                          "install Node.js (`apt-get install nodejs`) beside srt or on PATH");

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "agent_boundary/error.hpp"
+#include "agent_boundary/host_path.hpp"
 #include "agent_boundary/probe.hpp"
 #include "srt_backend.hpp"
 
@@ -12,12 +13,6 @@ using ordered_json = nlohmann::ordered_json;
 
 namespace agent_boundary::srt {
 namespace {
-
-bool within(const std::string& path, const std::string& dir) {
-  if (dir == "/") return !path.empty() && path[0] == '/';
-  return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
-                         path[dir.size()] == '/');
-}
 
 // srt reads `*`, `?`, `[` and `]` in a plain string as a glob; a path holding one is
 // written as `{path, literal: true}` so it names exactly that file.
@@ -109,7 +104,7 @@ std::string render_settings(const ResolvedPolicy& policy, const SettingsInputs& 
   for (const auto& h : policy.held) write_denied.push_back(h.path);
   const auto below_write_denied = [&](const std::string& p) {
     return std::any_of(write_denied.begin(), write_denied.end(),
-                       [&](const std::string& d) { return d != p && within(p, d); });
+                       [&](const std::string& d) { return d != p && path_within(p, d); });
   };
   for (const auto& d : policy.denies) {
     deny_read.add(d.path);
@@ -169,8 +164,8 @@ std::vector<DenyState> deny_states(const ResolvedPolicy& policy, const SettingsI
     const std::string real = resolve(deny.path);
     for (const auto& p : implicit) {
       const std::string real_p = resolve(p);
-      const bool inside =
-          (within(p, deny.path) && p != deny.path) || (within(real_p, real) && real_p != real);
+      const bool inside = (path_within(p, deny.path) && p != deny.path) ||
+                          (path_within(real_p, real) && real_p != real);
       if (!inside) continue;
       s.enforcement = Enforcement::weaker;
       s.reason = "srt keeps " + p + " readable inside it (srt or agent-boundary needs it to run)";

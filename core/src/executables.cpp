@@ -7,21 +7,15 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "agent_boundary/host_path.hpp"
+
 namespace agent_boundary {
-namespace {
-
-std::string dir_of(const std::string& p) {
-  const auto slash = p.find_last_of('/');
-  return slash == 0 || slash == std::string::npos ? "/" : p.substr(0, slash);
-}
-
-}  // namespace
 
 std::vector<std::string> executable_search(const std::string& name) {
   std::vector<std::string> out;
   char self[PATH_MAX];
   const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n > 0) out.push_back(dir_of(std::string(self, static_cast<std::size_t>(n))) + "/" + name);
+  if (n > 0) out.push_back(parent_dir(std::string(self, static_cast<std::size_t>(n))) + "/" + name);
   for (const char* dir : {"/usr/local/bin", "/usr/bin"})
     out.push_back(std::string(dir) + "/" + name);
   if (const char* path = std::getenv("PATH")) {
@@ -41,22 +35,6 @@ std::string first_executable(const std::vector<std::string>& candidates) {
   for (const auto& c : candidates)
     if (!c.empty() && c[0] == '/' && is_executable_file(c)) return resolve_path(c);
   return {};
-}
-
-std::string resolve_path(const std::string& path) {
-  std::string head = path, tail;
-  while (head.size() > 1) {
-    if (char* r = ::realpath(head.c_str(), nullptr)) {
-      std::string out = r;
-      std::free(r);
-      return tail.empty() ? out : (out == "/" ? "" : out) + tail;
-    }
-    const auto slash = head.find_last_of('/');
-    if (slash == std::string::npos) return path;
-    tail = head.substr(slash) + tail;
-    head = slash == 0 ? "/" : head.substr(0, slash);
-  }
-  return path;
 }
 
 int compare_versions(const std::string& a, const std::string& b) {

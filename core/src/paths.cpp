@@ -163,12 +163,6 @@ std::string absolute_normal(const std::string& path, const std::string& base) {
   return s;
 }
 
-bool path_within(const std::string& path, const std::string& dir) {
-  if (dir == "/") return !path.empty() && path[0] == '/';
-  return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
-                         path[dir.size()] == '/');
-}
-
 std::string resolve_existing_prefix(const std::string& path) {
   fs::path p = fs::path(absolute_normal(path, fs::current_path().string()));
   fs::path existing = p;

@@ -5,6 +5,9 @@
 #include <map>
 #include <string>
 
+// path_within, shared with the backend plugins.
+#include "agent_boundary/host_path.hpp"
+
 namespace agent_boundary {
 
 // $AGENT_BOUNDARY_STATE_DIR (non-empty), else ${XDG_STATE_HOME:-~/.local/state}/agent-boundary.
@@ -39,9 +42,6 @@ std::string expand_vars(const std::string& raw, const PathVars& vars);
 
 // Lexically normal absolute form of `path` relative to `base` (no symlink resolution).
 std::string absolute_normal(const std::string& path, const std::string& base);
-
-// True when `path` equals `dir` or lies below it (both absolute, lexically normal).
-bool path_within(const std::string& path, const std::string& dir);
 
 // realpath() of the longest existing prefix, with the rest appended lexically.
 std::string resolve_existing_prefix(const std::string& path);

@@ -1,10 +1,12 @@
-// The executable search every backend pins its programs with (agent_boundary/executables.hpp).
+// What core exports for backends to find and place things on the host:
+// agent_boundary/executables.hpp and agent_boundary/host_path.hpp.
 #include "agent_boundary/executables.hpp"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include "agent_boundary/host_path.hpp"
 #include "test_world.hpp"
 
 namespace agent_boundary {
@@ -55,6 +57,12 @@ TEST(ResolvePath, ResolvesTheExistingPrefixAndKeepsTheRest) {
   EXPECT_EQ(resolve_path(w.path("alias") + "/not/yet"), real + "/not/yet");
   EXPECT_EQ(resolve_path(w.path("alias")), real);
   EXPECT_EQ(resolve_path("/"), "/");
+}
+
+TEST(ParentDir, TopLevelAndRootHaveRootAsParent) {
+  EXPECT_EQ(parent_dir("/a/b/c"), "/a/b");
+  EXPECT_EQ(parent_dir("/a"), "/");
+  EXPECT_EQ(parent_dir("/"), "/");
 }
 
 }  // namespace

@@ -22,9 +22,6 @@ AB_API bool is_executable_file(const std::string& path);
 // The first executable file of `candidates`, resolved; empty when none is.
 AB_API std::string first_executable(const std::vector<std::string>& candidates);
 
-// realpath() of the longest existing prefix of an absolute `path`, the rest appended.
-AB_API std::string resolve_path(const std::string& path);
-
 // Dotted versions compared field by field as numbers (a missing field is 0): <0, 0, >0.
 AB_API int compare_versions(const std::string& a, const std::string& b);
 
