@@ -6,6 +6,8 @@ set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 prefix=${1:-$repo/build/stage}
+# Absolute: the benchmarks run from inside their own worlds.
+prefix=$(cd "$prefix" 2>/dev/null && pwd) || { echo "bench: no directory ${1:-}" >&2; exit 1; }
 ab=$prefix/bin/agent-boundary
 [ -x "$ab" ] || { echo "bench: no agent-boundary at $ab (run scripts/test.sh or pass a prefix)" >&2; exit 1; }
 command -v hyperfine >/dev/null || { echo "bench: install hyperfine" >&2; exit 1; }

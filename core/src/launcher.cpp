@@ -13,6 +13,7 @@
 
 #include "agent_boundary/error.hpp"
 #include "credentials/credentials.hpp"
+#include "credentials/kubeconfig.hpp"
 #include "paths.hpp"
 #include "plugin_loader.hpp"
 #include "policy_json.hpp"
@@ -107,7 +108,7 @@ LaunchPlan plan_launch(const LaunchRequest& req, const PluginHost& host) {
       plan.notes.push_back(std::string("no credentials injected: ") + e.what());
     }
   }
-  const std::string kubeconfig = req.session_dir + "/kubeconfig";
+  const std::string kubeconfig = req.session_dir + "/" + credentials::kKubeconfigFile;
   struct stat st {};
   if (::stat(kubeconfig.c_str(), &st) == 0) set("KUBECONFIG", kubeconfig);
   // The profile's own `env:` is the reviewed word: it wins over an injected value.

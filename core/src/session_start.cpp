@@ -12,6 +12,7 @@
 #include <filesystem>
 
 #include "agent_boundary/error.hpp"
+#include "credentials/kubeconfig.hpp"
 #include "git_dir.hpp"
 #include "paths.hpp"
 #include "policy_gen.hpp"
@@ -187,7 +188,8 @@ SessionStartReport start_session(const SessionStartEvent& event,
     report.session_dir = dir;
     report.agent_boundary_bin = config.agent_boundary;
     report.status_line = describe(config);
-    if (fs::exists(dir + "/kubeconfig")) report.kubeconfig = dir + "/kubeconfig";
+    const std::string kubeconfig = dir + "/" + credentials::kKubeconfigFile;
+    if (fs::exists(kubeconfig)) report.kubeconfig = kubeconfig;
     // Self-test: the session's own boundary.json must be unreadable from inside.
     if (!config.self_edit) {
       const auto backend = hook.backend_for(config);
