@@ -35,7 +35,8 @@ from pathlib import Path
 
 import pytest
 
-WORLD_BASE = Path("/var/tmp/agent-boundary-it")
+# AB_WORLD_BASE lets two checkouts run their suites side by side without sharing worlds.
+WORLD_BASE = Path(os.environ.get("AB_WORLD_BASE", "/var/tmp/agent-boundary-it"))
 SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
 HERE = Path(__file__).resolve().parent
 
