@@ -19,6 +19,7 @@
 #include "policy_json.hpp"
 #include "secure_file.hpp"
 #include "session.hpp"
+#include "side_doors.hpp"
 
 extern char** environ;
 namespace fs = std::filesystem;
@@ -91,6 +92,9 @@ LaunchPlan plan_launch(const LaunchRequest& req, const PluginHost& host) {
     plan.env.push_back(k + "=" + v);
     if (std::find(set_names.begin(), set_names.end(), k) == set_names.end()) set_names.push_back(k);
   };
+  // Host sockets and the caller's secrets stay outside (issue 14); what follows is set after.
+  // The variables the profile lets through pass by name like the ones set here.
+  for (auto& name : close_side_doors(cfg, *backend, plan)) set_names.push_back(std::move(name));
   // Credentials (no file is read for a session without them) never stop a command:
   // whatever goes wrong is a note on stderr.
   // The hook's probe runs through the launcher only for the mounts: no credential export.
