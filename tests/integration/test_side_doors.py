@@ -283,3 +283,23 @@ def test_root_secrets_are_unreadable(world, claude, backend, via):
     if via == "hook":
         for p in ROOT_SECRETS:
             deny(claude.read(session_id("s1"), p))
+
+
+@pytest.mark.protects("host-sockets")
+def test_host_socket_inside_the_checkout_is_unreachable(world, claude, backend, via):
+    """A service of the host's listening inside the writable checkout (an IDE's or a language
+    server's socket)."""
+    if backend == "devcontainer":
+        pytest.xfail("devcontainer: the workdir is bind-mounted, host sockets in it are "
+                     "reachable (README)")
+    b = Boundary(world, claude, backend, via)
+    # The world's path is longer than a socket address holds: bind through a short link.
+    short = Path(f"/var/tmp/ab-sd-{uuid.uuid4().hex[:8]}")
+    short.symlink_to(world.wt)
+    server = SocketServer(short / "ide.sock", HOST_SECRET)
+    try:
+        r = b.sh(f"cd {world.wt} && {b.helper} connect ide.sock")
+    finally:
+        server.close()
+        short.unlink()
+    assert HOST_SECRET not in r.stdout + r.stderr, r.stdout
