@@ -103,6 +103,7 @@ def test_parallel_writes_of_new_files_are_all_allowed_and_leave_nothing(world, c
 
 # -- denied: reads ---------------------------------------------------------------------------------
 
+@pytest.mark.protects("landlock", "probe")
 def test_read_secrets_denied(world, claude, sid):
     for path in (world.aws_config, world.ssh_key, world.aws_credentials,
                  world.home / ".aws" / "new", world.home / ".ssh"):
@@ -110,15 +111,18 @@ def test_read_secrets_denied(world, claude, sid):
         assert "blocked by sandbox policy" in h.reason, h
 
 
+@pytest.mark.protects("landlock", "probe")
 def test_read_profiles_denied(world, claude, sid):
     deny(claude.read(sid, world.profiles / "default.yaml"))
 
 
+@pytest.mark.protects("landlock", "probe")
 def test_read_own_session_files_denied(world, claude, sid, sdir):
     for name in ("policy.json", "boundary.json", "nono-profile.json"):
         deny(claude.read(sid, sdir / name))
 
 
+@pytest.mark.protects("landlock", "probe")
 def test_read_home_outside_grants_denied(world, claude, sid):
     (world.home / "notes.txt").write_text("HOME-NOTES\n")
     deny(claude.read(sid, world.home / "notes.txt"))
@@ -127,6 +131,7 @@ def test_read_home_outside_grants_denied(world, claude, sid):
 
 # -- denied: writes --------------------------------------------------------------------------------
 
+@pytest.mark.protects("landlock", "probe")
 def test_write_secrets_and_home_denied(world, claude, sid):
     before = world.aws_config.read_bytes()
     targets = [world.aws_config, world.home / "evil.txt", world.home / ".aws" / "x",
@@ -271,6 +276,7 @@ def test_tilde_path_is_not_expanded_into_home(world, claude, sid):
 
 # -- Linux: denies inside the writable workdir (issue 4) ------------------------------------------
 
+@pytest.mark.protects("mount-protection", "probe")
 def test_claude_settings_in_workdir_are_protected(world, claude, sid):
     # The session created `.claude` and placeholders for both files (issue 4).
     (world.wt / ".claude").mkdir(exist_ok=True)
