@@ -185,6 +185,36 @@ def test_write_installation_denied(world, claude, sid):
 
 # -- special files ---------------------------------------------------------------------------------
 
+def test_a_probe_stuck_in_open_is_denied_at_its_deadline(world, claude):
+    """README: a hung mount cannot stall the probe. The stand-in for a path whose open()
+    never returns (a mount served by a stopped process) is a copy of the install whose probe
+    helper never answers; the hook must deny at the probe's deadline (5 s), well inside its
+    own 20 s, instead of waiting."""
+    import shutil
+    import subprocess
+    import time
+    copy = world.root / "prefix-hung"
+    shutil.copytree(world.prefix, copy, symlinks=True)
+    probe = copy / "libexec" / "agent-boundary" / "probe"
+    probe.unlink()
+    probe.write_text("#!/bin/sh\nexec sleep 3600\n")
+    probe.chmod(0o755)
+    binary = str(copy / "bin" / "agent-boundary")
+    sid = session_id("hung")
+    assert world.ab("session", "create", world.sessions / sid, binary=binary).returncode == 0
+    payload = json.dumps(claude.payload(sid, "Read", {"file_path": str(world.wt / "README.md")}))
+    t0 = time.monotonic()
+    r = subprocess.run([binary, "claude", "hook", "PreToolUse"], cwd=str(world.wt),
+                       env=claude.full_env(), input=payload, capture_output=True, text=True,
+                       timeout=30)
+    elapsed = time.monotonic() - t0
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)["hookSpecificOutput"]
+    assert out["permissionDecision"] == "deny", out
+    assert "timed out" in out["permissionDecisionReason"], out
+    assert 4.0 <= elapsed < 15.0, elapsed
+
+
 @pytest.mark.parametrize("tool", ["Read", "Write", "Edit"])
 def test_fifo_in_workdir_is_decided_promptly(world, claude, sid, tool):
     fifo = world.wt / "fifo"
