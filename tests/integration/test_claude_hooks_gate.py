@@ -197,7 +197,7 @@ def test_a_probe_stuck_in_open_is_denied_at_its_deadline(world, claude):
     shutil.copytree(world.prefix, copy, symlinks=True)
     probe = copy / "libexec" / "agent-boundary" / "probe"
     probe.unlink()
-    probe.write_text("#!/bin/sh\nexec sleep 3600\n")
+    probe.write_text("#!/bin/sh\nexec sleep 60\n")
     probe.chmod(0o755)
     binary = str(copy / "bin" / "agent-boundary")
     sid = session_id("hung")
