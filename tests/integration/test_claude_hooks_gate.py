@@ -315,3 +315,15 @@ def test_claude_settings_in_workdir_are_protected(world, claude, sid):
         deny(claude.write(sid, world.wt / ".claude" / name))
         deny(claude.edit(sid, world.wt / ".claude" / name))
 
+
+
+@pytest.mark.protects("pinned-files")
+def test_a_session_missing_a_pinned_file_denies_file_tools(world, claude, sid, sdir):
+    # Without protect.json the probe would run without the read-only binds and answer
+    # "allowed" for the git hooks; the hook must deny instead, and say how to fix it.
+    (sdir / "protect.json").unlink()
+    for h in (claude.write(sid, world.repo / ".git" / "hooks" / "pre-commit"),
+              claude.read(sid, world.wt / "README.md")):
+        reason = deny(h).reason
+        assert "protect.json" in reason and "reload" in reason, reason
+    assert not (world.repo / ".git" / "hooks" / "pre-commit").exists()
