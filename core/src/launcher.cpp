@@ -49,9 +49,7 @@ LaunchPlan plan_launch(const LaunchRequest& req, const PluginHost& host) {
   const BoundaryConfig cfg = read_boundary(req.session_dir);
   // Every file pinned at creation must still be there: a missing protect.json, rendering or
   // policy would run the command with a weaker boundary than the one reviewed.
-#ifndef AB_MUTANT_PINNED_FILES  // mutant (tests/mutation only): the old fail-open
   require_pinned_files(req.session_dir, cfg);
-#endif
   // The pinned policy must still be whole: a damaged session is refused, not half-used.
   const std::string policy_file = req.session_dir + "/" + kPolicyFile;
   const auto policy_text = read_file(policy_file, 16 << 20);
