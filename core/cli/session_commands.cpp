@@ -110,7 +110,7 @@ int cmd_status(const Context& ctx, bool json) {
     for (const auto& line :
          credentials::credential_status_lines(dir, c, credentials::now_seconds()))
       std::cout << line << "\n";
-  return 0;
+  return damaged.empty() ? 0 : 1;
 }
 
 int cmd_set_state(const Context& ctx, const std::string& state) {
