@@ -71,8 +71,15 @@ bool is_socket_variable(std::string_view name) {
 void scrub(std::vector<std::string>& env, const Scrub& policy) {
   std::erase_if(env, [&](const std::string& entry) {
     const std::string_view name = name_of(entry);
+#ifndef AB_MUTANT_LOADER_ENV  // mutant (tests/mutation only): loader variables pass
     if (is_loader_variable(name)) return true;
+#endif
+#ifndef AB_MUTANT_ENV_SECRETS  // mutant (tests/mutation only): secrets pass
     if (is_secret_name(name) && !listed(name, policy.keep_secret_env)) return true;
+#endif
+#ifdef AB_MUTANT_HOST_SOCKETS  // mutant (tests/mutation only): socket variables pass
+    return false;
+#endif
     if (listed(name, policy.allowed_socket_variables)) return false;
     const std::string_view value =
         entry.size() > name.size() ? std::string_view(entry).substr(name.size() + 1) : "";
@@ -84,6 +91,9 @@ void scrub(std::vector<std::string>& env, const Scrub& policy) {
 }
 
 void reexec_without_loader_variables(char** argv) {
+#ifdef AB_MUTANT_LOADER_ENV
+  return;  // mutant (tests/mutation only)
+#endif
   std::vector<char*> kept;
   bool dropped = false;
   for (char** e = environ; e && *e; ++e) {
