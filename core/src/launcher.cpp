@@ -14,6 +14,7 @@
 #include "agent_boundary/error.hpp"
 #include "credentials/credentials.hpp"
 #include "credentials/kubeconfig.hpp"
+#include "freeze/tracked_launch.hpp"
 #include "paths.hpp"
 #include "plugin_loader.hpp"
 #include "policy_json.hpp"
@@ -33,6 +34,9 @@ bool dropped_from_child(std::string_view entry) {
     if (entry.starts_with(name)) return true;
   return false;
 }
+
+// How long a new command waits for an in-process file tool to finish (freeze.hpp).
+constexpr int kTrackedStartWaitMs = 20000;
 
 volatile sig_atomic_t g_child = 0;
 
@@ -69,6 +73,9 @@ LaunchPlan plan_launch(const LaunchRequest& req, const PluginHost& host) {
   if (const auto text = read_file(protect_file, 1 << 20))
     plan.protection = protect::from_json(*text, protect_file);
   plan.session_dir = req.session_dir;
+  // Only the gate's own probe runs untracked: it is ours, short-lived, and runs while the
+  // session's processes are held stopped for the very tool it answers (freeze.hpp).
+  plan.tracked = !(req.argv.size() == 3 && req.argv[0] == cfg.helper_dir + "/probe");
   plan.cwd = req.cwd.empty() ? cfg.workdir : absolute_normal(req.cwd, cfg.workdir);
   // A command must start where the boundary lets it look; nono would silently start it in
   // `/` instead.
@@ -144,6 +151,7 @@ void exec_plan(const LaunchPlan& plan) {
     // An inherited descriptor on a protected file would be a writable alias.
     ::close_range(3, ~0U, 0);
   }
+  if (plan.tracked) freeze::enter_tracked(plan.session_dir, kTrackedStartWaitMs);
   if (::chdir(plan.cwd.c_str()) != 0)
     throw SystemError("cannot enter " + plan.cwd + ": " + std::strerror(errno), plan.cwd);
   ::execve(argv[0], argv.data(), envp.data());

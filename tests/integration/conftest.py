@@ -334,3 +334,9 @@ def claude(world, source_dir):
     claude-plugin/), a CLAUDE_ENV_FILE, and helpers that feed hook payloads on stdin."""
     from claude_support import Claude
     return Claude(world, source_dir)
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "protects(name): the protection this test proves (the mutation stage lists "
+                   "which tests must fail against which mutant)")
