@@ -341,8 +341,3 @@ def claude(world, source_dir):
     from claude_support import Claude
     return Claude(world, source_dir)
 
-
-def pytest_configure(config):
-    config.addinivalue_line(
-        "markers", "protects(name): the protection this test proves (the mutation stage lists "
-                   "which tests must fail against which mutant)")
