@@ -92,13 +92,23 @@ struct Member {
   pid_t ppid;
 };
 
+// Never ourselves nor an ancestor of ours: when the harness itself runs inside a tracked
+// command (whole-agent mode), stopping it would stop the hook that has to continue it.
 std::vector<Member> members_below(const std::vector<pid_t>& roots) {
   std::multimap<pid_t, pid_t> children;
+  std::map<pid_t, pid_t> parent;
   for (const pid_t pid : numeric_entries("/proc"))
-    if (const auto s = read_stat("/proc/" + std::to_string(pid) + "/stat"))
+    if (const auto s = read_stat("/proc/" + std::to_string(pid) + "/stat")) {
       children.emplace(s->ppid, pid);
-  std::vector<Member> out;
+      parent[pid] = s->ppid;
+    }
+  std::set<pid_t> spared;
+  for (pid_t p = ::getpid(); p > 1 && spared.insert(p).second;) {
+    const auto it = parent.find(p);
+    p = it == parent.end() ? 0 : it->second;
+  }
   std::set<pid_t> seen(roots.begin(), roots.end());
+  std::vector<Member> out;
   std::vector<pid_t> todo(roots.begin(), roots.end());
   while (!todo.empty()) {
     const pid_t p = todo.back();
@@ -106,7 +116,7 @@ std::vector<Member> members_below(const std::vector<pid_t>& roots) {
     const auto [b, e] = children.equal_range(p);
     for (auto it = b; it != e; ++it)
       if (seen.insert(it->second).second) {
-        out.push_back({it->second, p});
+        if (!spared.contains(it->second)) out.push_back({it->second, p});
         todo.push_back(it->second);
       }
   }
