@@ -158,6 +158,7 @@ FileLock lock_when_idle(const std::string& dir, int wait_ms) {
 void enter_tracked(const std::string& session_dir, int wait_ms) {
   make_private_dirs(session_dir + "/" + kTrackDir);
   FileLock lock = lock_when_idle(session_dir, wait_ms);
+  (void)live_reapers(session_dir);  // prunes the entries of reapers that are gone
   const std::string pending = session_dir + "/" + kTrackDir + "/new-" + std::to_string(::getpid());
   const int entry =
       ::open(pending.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
