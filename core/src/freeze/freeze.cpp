@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <vector>
@@ -29,8 +30,18 @@ int read_count(const std::string& dir) {
   return n > 0 && n < 1'000'000 ? static_cast<int>(n) : 0;
 }
 
+// In place and without fsync, on purpose: every reader and writer holds the session's freeze
+// lock, so nobody sees a torn count, and it means nothing after a reboot (the processes it
+// counts for are gone). Two fsyncs per tool call would be most of the gate's added latency.
 void write_count(const std::string& dir, int n) {
-  write_file_atomic(dir + "/" + kCountFile, std::to_string(std::max(n, 0)) + "\n");
+  const std::string file = dir + "/" + kCountFile;
+  const std::string text = std::to_string(std::max(n, 0)) + "\n";
+  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  const bool ok = fd >= 0 && ::ftruncate(fd, 0) == 0 &&
+                  ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  const int err = errno;
+  if (fd >= 0) ::close(fd);
+  if (!ok) throw SystemError("cannot write " + file + ": " + std::strerror(err), file);
 }
 
 // The backend's declared command ("stop" or "resume"); nullopt when it declares none.
@@ -145,6 +156,9 @@ void release_all(const std::string& session_dir) {
   resume_all(session_dir);
 }
 
-int in_flight(const std::string& session_dir) { return read_count(session_dir); }
+int in_flight(const std::string& session_dir) {
+  FileLock lock = lock_session(session_dir, 10000);
+  return read_count(session_dir);
+}
 
 }  // namespace agent_boundary::freeze
