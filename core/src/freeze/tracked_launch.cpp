@@ -4,6 +4,7 @@
 #include <sched.h>
 #include <sys/file.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -159,6 +160,11 @@ void enter_tracked(const std::string& session_dir, int wait_ms) {
   make_private_dirs(session_dir + "/" + kTrackDir);
   FileLock lock = lock_when_idle(session_dir, wait_ms);
   (void)live_reapers(session_dir);  // prunes the entries of reapers that are gone
+  // A backend that stops its processes itself (freeze.json) runs them under a container
+  // engine: its client must stay in the host's PID namespace (the engine records the pids
+  // of what the client starts), and its processes are not ours to track.
+  struct stat st {};
+  if (::stat((session_dir + "/" + kBackendFreezeFile).c_str(), &st) == 0) return;
   const std::string pending = session_dir + "/" + kTrackDir + "/new-" + std::to_string(::getpid());
   const int entry =
       ::open(pending.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
