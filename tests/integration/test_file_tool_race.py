@@ -128,9 +128,12 @@ class Race:
 
     def stop_attacker(self) -> None:
         self.stop.write_text("")
-        time.sleep(0.5)
         self.hook("Stop", {"session_id": self.sid, "cwd": str(self.world.wt),
                            "hook_event_name": "Stop", "stop_hook_active": False})
+        ready = self.dir / ".race-ready"
+        deadline = time.monotonic() + 20
+        while ready.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
 
     def end(self) -> None:
         self.claude.session_end(self.sid)

@@ -56,7 +56,10 @@ static void swap_out(void) {
   }
 }
 
-static int stopped(void) { return access(stopfile, F_OK) == 0; }
+static const char *watched;
+
+/* The stop file appeared, or the test world is gone. */
+static int stopped(void) { return access(stopfile, F_OK) == 0 || access(watched, F_OK) != 0; }
 
 int main(int argc, char **argv) {
   if (argc != 7) {
@@ -67,6 +70,7 @@ int main(int argc, char **argv) {
   kind = argv[2];
   target = argv[5];
   stopfile = argv[6];
+  watched = dir;
   snprintf(victim, sizeof victim, "%s/%s", dir, name);
   snprintf(link_tmp, sizeof link_tmp, "%s/.race-link", dir);
   snprintf(file_tmp, sizeof file_tmp, "%s/.race-file", dir);
@@ -83,13 +87,14 @@ int main(int argc, char **argv) {
   if (strcmp(mode, "blind") == 0) {
     close(open(ready, O_WRONLY | O_CREAT, 0644));
     for (unsigned long i = 0;; ++i) {
-      if ((i & 255) == 0 && stopped()) break;
+      if ((i & 15) == 0 && stopped()) break;
       swap_in();
       pause_us(50 + (long)(i % 7) * 40);
       swap_out();
       pause_us(50 + (long)(i % 5) * 40);
     }
     swap_out();
+    unlink(ready);
     return 0;
   }
   int in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
@@ -118,5 +123,6 @@ int main(int argc, char **argv) {
     }  /* our own swap's events, and whatever came meanwhile */
   }
   swap_out();
+  unlink(ready);
   return 0;
 }
