@@ -218,9 +218,10 @@ def test_in_process_tool_cannot_be_raced(claude, swapper_bin, backend, tool, kin
 
 
 def attempts_floor(mode: str) -> int:
-    # The blind loop holds the symlink in place about half of the time; a probe that sees it
-    # resolves outside and is denied, which is a miss, not an attempt that ran.
-    return ATTEMPTS // (4 if mode == "blind" else 2)
+    # The blind loop is often stopped with its symlink in place (or mid-swap): the path then
+    # resolves outside and the probe denies it, a miss, not an attempt that ran (about one
+    # attempt in five runs the tool; against main one in ten to fifty does).
+    return ATTEMPTS // (10 if mode == "blind" else 2)
 
 
 # -- the freeze itself: what a user sees -------------------------------------------------------
