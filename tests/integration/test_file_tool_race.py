@@ -232,9 +232,9 @@ def proc_state(pid: int) -> str:
 
 
 def background_pid(race: Race, name: str) -> int:
-    """Start `sleep 300` in the background through the gate; its host pid."""
-    marker = f"race-bg-{name}"
-    h = allow(race.claude.bash(race.sid, f"nohup sleep 300 {marker} >/dev/null 2>&1 &"))
+    """Start a shell waiting on `sleep 300` in the background through the gate; its host pid."""
+    marker = f"race-bg-{name}-{race.world.root.name}"
+    h = allow(race.claude.bash(race.sid, f"nohup sh -c 'sleep 300; :' {marker} >/dev/null 2>&1 &"))
     r = subprocess.run(["/bin/bash", "-c", h.updated["command"]], cwd=str(race.world.wt),
                        env=race.env, input="", capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
@@ -243,7 +243,8 @@ def background_pid(race: Race, name: str) -> int:
         for p in Path("/proc").iterdir():
             if p.name.isdigit():
                 try:
-                    if marker in (p / "cmdline").read_bytes().decode(errors="replace"):
+                    argv = (p / "cmdline").read_bytes().split(b"\0")
+                    if argv[:4] == [b"sh", b"-c", b"sleep 300; :", marker.encode()]:
                         return int(p.name)
                 except OSError:
                     pass
@@ -283,6 +284,7 @@ def test_background_processes_stop_for_a_file_tool_and_resume_after(claude, swap
                                               "hook_event_name": "UserPromptSubmit",
                                               "cwd": str(race.world.wt)}).returncode == 0
         assert proc_state(pid) == "S"
+        os.kill(pid, 9)
     finally:
         race.stop_attacker()
         race.end()
