@@ -137,6 +137,14 @@ class Race:
 
     def end(self) -> None:
         self.claude.session_end(self.sid)
+        # Whatever the test left running inside: killing a reaper ends its PID namespace.
+        tracked = self.session / "tracked"
+        for entry in tracked.iterdir() if tracked.is_dir() else []:
+            if entry.name.isdigit():
+                try:
+                    os.kill(int(entry.name), 9)
+                except OSError:
+                    pass
 
 
 def tool_operation(op: str, path: str) -> str | None:
@@ -284,7 +292,6 @@ def test_background_processes_stop_for_a_file_tool_and_resume_after(claude, swap
                                               "hook_event_name": "UserPromptSubmit",
                                               "cwd": str(race.world.wt)}).returncode == 0
         assert proc_state(pid) == "S"
-        os.kill(pid, 9)
     finally:
         race.stop_attacker()
         race.end()
