@@ -19,6 +19,7 @@ AB_RACE_ATTEMPTS sets the attempts per case (default 1000).
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -140,11 +141,18 @@ class Race:
         # Whatever the test left running inside: killing a reaper ends its PID namespace.
         tracked = self.session / "tracked"
         for entry in tracked.iterdir() if tracked.is_dir() else []:
-            if entry.name.isdigit():
-                try:
-                    os.kill(int(entry.name), 9)
+            if not entry.name.isdigit():
+                continue
+            with open(entry) as f:
+                try:  # unlocked: that reaper is gone and its pid may be someone else's
+                    fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                    continue
                 except OSError:
                     pass
+            try:
+                os.kill(int(entry.name), 9)
+            except OSError:
+                pass
 
 
 def tool_operation(op: str, path: str) -> str | None:
