@@ -50,14 +50,15 @@ def test_read_then_edit_write_new_and_symlinked_files(claude_code):
     new = d / "fresh" / "deeper" / "new.txt"
     run = claude_code.run([
         # A background process of the session: it must be running again between the tools.
-        tool("Bash", command="nohup sh -c 'while :; do date +%s%N > e2e-edit/tick; sleep 0.05;"
-                             " done' >/dev/null 2>&1 &"),
+        tool("Bash", command="nohup sh -c 'while [ ! -e e2e-edit/stop ]; do date +%s%N > "
+                             "e2e-edit/tick; sleep 0.05; done' >/dev/null 2>&1 &"),
         tool("Read", file_path=str(f)),
         tool("Edit", file_path=str(f), old_string="beta", new_string="gamma"),
         tool("Write", file_path=str(new), content="NEW-FILE\n"),
         tool("Read", file_path=str(d / "node_modules" / ".bin" / "tool")),
         tool("Bash", command="a=$(cat e2e-edit/tick); sleep 0.5; b=$(cat e2e-edit/tick); "
                              "[ \"$a\" != \"$b\" ] && echo TICKING"),
+        tool("Bash", command="touch e2e-edit/stop"),
         "done",
     ], mode="default")
     assert run.rc == 0, run
