@@ -324,7 +324,6 @@ def test_a_missing_pinned_file_refuses_every_command(world, repo_session, name):
     assert_ok(world.run_in(repo_session, "/bin/true", cwd=world.repo))
 
 
-@pytest.mark.protects("pinned-files")
 def test_an_unreadable_protect_json_refuses(world, repo_session):
     f = repo_session / "protect.json"
     f.unlink()
