@@ -51,9 +51,6 @@ LaunchPlan plan_launch(const LaunchRequest& req, const PluginHost& host) {
   if (req.session_dir.empty() || req.session_dir[0] != '/')
     throw UsageError("--session-dir must be an absolute path", req.session_dir);
   const BoundaryConfig cfg = read_boundary(req.session_dir);
-  // Every file pinned at creation must still be there: a missing protect.json, rendering or
-  // policy would run the command with a weaker boundary than the one reviewed.
-  require_pinned_files(req.session_dir, cfg);
   // The pinned policy must still be whole: a damaged session is refused, not half-used.
   const std::string policy_file = req.session_dir + "/" + kPolicyFile;
   const auto policy_text = read_file(policy_file, 16 << 20);
@@ -61,6 +58,9 @@ LaunchPlan plan_launch(const LaunchRequest& req, const PluginHost& host) {
     throw SessionError("no complete session at " + req.session_dir, req.session_dir,
                        "run `agent-boundary --session-dir " + req.session_dir + " reload`");
   const ResolvedPolicy policy = policy_from_json(*policy_text, policy_file);
+  // Every file pinned at creation must still be there: a missing protect.json, rendering or
+  // policy would run the command with a weaker boundary than the one reviewed.
+  require_pinned_files(req.session_dir, cfg);
   // The plugin loads from the directory pinned at creation, and only if it is still the
   // directory this binary was installed with.
   const std::string trusted = installed_plugin_dir();
