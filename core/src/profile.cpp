@@ -35,7 +35,7 @@ namespace agent_boundary {
 namespace {
 
 // The one list of top-level keys the reader accepts (the schema test checks against it).
-constexpr std::array<std::string_view, 19> kTopKeys = {"name",
+constexpr std::array<std::string_view, 21> kTopKeys = {"name",
                                                        "description",
                                                        "self_edit",
                                                        "git_common_dir",
@@ -53,7 +53,9 @@ constexpr std::array<std::string_view, 19> kTopKeys = {"name",
                                                        "backend",
                                                        "accept_unprotected_denies",
                                                        "allow_git_hook_escape",
-                                                       "allow_agent_settings_escape"};
+                                                       "allow_agent_settings_escape",
+                                                       "allow_submodule_escape",
+                                                       "allow_tool_config_escape"};
 constexpr std::array<std::string_view, 1> kAwsKeys = {"profile"};
 constexpr std::array<std::string_view, 2> kKubeKeys = {"eks", "orbstack"};
 constexpr std::array<std::string_view, 1> kGithubKeys = {"push"};
@@ -761,6 +763,10 @@ std::optional<Profile> Checker::check(std::size_t root) {
       if (auto v = bool_value(e.value)) p.allow_git_hook_escape = *v;
     } else if (k == "allow_agent_settings_escape") {
       if (auto v = bool_value(e.value)) p.allow_agent_settings_escape = *v;
+    } else if (k == "allow_submodule_escape") {
+      if (auto v = bool_value(e.value)) p.allow_submodule_escape = *v;
+    } else if (k == "allow_tool_config_escape") {
+      if (auto v = bool_value(e.value)) p.allow_tool_config_escape = *v;
     } else if (k == "aws") {
       aws_given = node(e.value).kind != Kind::null;
       if (!expect_mapping(e, true, "{profile: NAME}")) continue;

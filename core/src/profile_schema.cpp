@@ -79,13 +79,26 @@ json build_schema() {
       "DEGRADED) instead of refusing.",
       false);
   props["allow_git_hook_escape"] = boolean(
-      "Linux only. Leave the git dir's hooks/ and config (and worktree admin files) writable "
-      "inside writable grants. Sandboxed code can then plant a git hook or config that runs "
+      "Leave the git dir's hooks/ and config, the project's core.hooksPath, included config "
+      "files and config.worktree (and worktree admin files) writable inside writable grants. "
+      "Sandboxed code can then plant a git hook or config that runs "
       "outside the boundary on the next host git command.",
       false);
   props["allow_agent_settings_escape"] = boolean(
       "Linux only. Leave $WORKDIR/.claude writable. Sandboxed code can then add agent hooks "
       "or plugins that run outside the boundary in the next agent session.",
+      false);
+  props["allow_submodule_escape"] = boolean(
+      "Leave submodules' and nested repositories' git dirs (.git/modules/*, each gitlink's "
+      ".git, .gitmodules) writable, and stop neutralising the ones the sandbox creates. "
+      "Sandboxed code can then plant a core.fsmonitor or hook there that host git runs on the "
+      "next `git status`.",
+      false);
+  props["allow_tool_config_escape"] = boolean(
+      "Leave the checkout's IDE, agent and shell configs writable (.mcp.json, .vscode, .idea, "
+      ".envrc, .devcontainer, .codex, .gemini, .github/hooks, .opencode, opencode.json, "
+      ".cursor, shell rc files, ...). Sandboxed code can then plant a task, MCP server or hook "
+      "that your editor or agent runs outside the boundary.",
       false);
   props["git_common_dir"] = boolean(
       "Grant the repository's real git common dir, so git works in linked worktrees. "
