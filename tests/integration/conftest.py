@@ -57,6 +57,12 @@ CRASH_MARKERS = ("Traceback", "terminate called", "Aborted", "core dumped",
                  "internal error", "Segmentation fault")
 
 
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "protects(name): a security test that must fail when protection `name` is "
+        "disabled (the mutation stage lists them)")
+
+
 def need(condition: bool, message: str) -> None:
     """Skip when a prerequisite is missing; under CI=true, fail instead."""
     if condition:
