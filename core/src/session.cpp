@@ -21,6 +21,7 @@
 #include "plugin_loader.hpp"
 #include "policy_gen.hpp"
 #include "policy_json.hpp"
+#include "protect/checkpoint.hpp"
 #include "protect/held_state.hpp"
 #include "protect/protect.hpp"
 #include "secure_file.hpp"
@@ -428,7 +429,8 @@ SessionOutcome write_session(const SessionRequest& req, const Installation& inst
         f.name == kPolicyFile || f.name[0] == '.' || f.name == credentials::kKubeconfigFile ||
         f.name == credentials::kAwsFile || f.name == credentials::kGithubFile ||
         f.name == credentials::kLockFile || f.name == protect::kProtectFile ||
-        f.name == protect::kMaskFile || f.name == protect::kHeldFile)
+        f.name == protect::kMaskFile || f.name == protect::kHeldFile ||
+        f.name == protect::kIndexCacheFile)
       throw BackendError("backend rendered an invalid file name `" + f.name + "`");
   if (kube.yaml) files.push_back({credentials::kKubeconfigFile, *kube.yaml});
   files.push_back({protect::kProtectFile, protect::to_json(protection)});

@@ -131,23 +131,32 @@ std::vector<std::string> module_git_dirs(const std::string& common_dir) {
   return out;
 }
 
-std::vector<std::string> gitlink_dot_gits(const std::string& git_dir, const std::string& top,
-                                          std::size_t hash) {
-  std::vector<std::string> out;
+std::vector<std::string> index_gitlinks(const std::string& git_dir, std::size_t hash, bool* split) {
   IndexGitlinks links = read_gitlinks(git_dir + "/index", hash);
+  if (split) *split = !links.shared_index.empty();
   if (!links.shared_index.empty()) {
     IndexGitlinks shared = read_gitlinks(git_dir + "/" + links.shared_index, hash);
     links.paths.insert(links.paths.end(), shared.paths.begin(), shared.paths.end());
   }
   std::sort(links.paths.begin(), links.paths.end());
   links.paths.erase(std::unique(links.paths.begin(), links.paths.end()), links.paths.end());
-  for (const auto& rel : links.paths) {
+  return links.paths;
+}
+
+std::vector<std::string> dot_gits(const std::string& top, const std::vector<std::string>& rels) {
+  std::vector<std::string> out;
+  for (const auto& rel : rels) {
     if (rel.empty() || rel[0] == '/' || rel.find("..") != std::string::npos) continue;
     const std::string dot_git = top + "/" + rel + "/.git";
     struct stat st {};
     if (::lstat(dot_git.c_str(), &st) == 0) out.push_back(dot_git);
   }
   return out;
+}
+
+std::vector<std::string> gitlink_dot_gits(const std::string& git_dir, const std::string& top,
+                                          std::size_t hash) {
+  return dot_gits(top, index_gitlinks(git_dir, hash));
 }
 
 std::string git_dir_of(const std::string& dot_git) {

@@ -26,8 +26,15 @@ std::size_t hash_len(const std::string& common_dir);
 // nested submodules in modules/x/modules/y), outer first.
 std::vector<std::string> module_git_dirs(const std::string& common_dir);
 
-// The `.git` (directory or gitdir file) of each gitlink in the index of `git_dir`, whose
-// work tree is `top`, when present. Throws like read_gitlinks.
+// The gitlinks of the index of `git_dir` (and of its shared index when split), sorted.
+// `split`: set when a shared index was read. Throws like read_gitlinks.
+std::vector<std::string> index_gitlinks(const std::string& git_dir, std::size_t hash_len,
+                                        bool* split = nullptr);
+
+// The `.git` (directory or gitdir file) of each gitlink `rels` below `top`, when present.
+std::vector<std::string> dot_gits(const std::string& top, const std::vector<std::string>& rels);
+
+// Both: the `.git` of each gitlink in the index of `git_dir`, whose work tree is `top`.
 std::vector<std::string> gitlink_dot_gits(const std::string& git_dir, const std::string& top,
                                           std::size_t hash_len);
 

@@ -9,6 +9,10 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 
 #include "agent_boundary/error.hpp"
@@ -16,6 +20,7 @@
 #include "git/git_locations.hpp"
 #include "paths.hpp"
 #include "protect/held_list.hpp"
+#include "secure_file.hpp"
 
 namespace agent_boundary::protect {
 namespace {
@@ -113,10 +118,72 @@ bool write_at(int dir, const char* name, const std::string& text, const struct s
   return false;
 }
 
+// The gitlinks of each index, kept in the session dir between checkpoints: an index whose
+// identity (inode, size, mtime, ctime) is unchanged is not parsed again. Only indexes whose
+// ctime was at least kSettled old when parsed are kept, so a later write, which sets the
+// ctime to the (coarse-grained) current time, always changes the identity.
+class IndexCache {
+ public:
+  explicit IndexCache(std::string file) : file_(std::move(file)) {
+    try {
+      if (const auto text = read_file(file_, 4 << 20)) {
+        const auto j = nlohmann::json::parse(*text);
+        for (const auto& [index, e] : j.items())
+          entries_[index] = {e.at("id").get<std::string>(),
+                             e.at("gitlinks").get<std::vector<std::string>>()};
+      }
+    } catch (const std::exception&) {
+      entries_.clear();  // a damaged cache is only a slower checkpoint
+    }
+  }
+  std::vector<std::string> gitlinks(const std::string& git_dir, std::size_t hash_len) {
+    const std::string index = git_dir + "/index";
+    struct stat st {};
+    if (::stat(index.c_str(), &st) != 0) return git::index_gitlinks(git_dir, hash_len);
+    const std::string id = std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" +
+                           std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) +
+                           "." + std::to_string(st.st_mtim.tv_nsec) + ":" +
+                           std::to_string(st.st_ctim.tv_sec) + "." +
+                           std::to_string(st.st_ctim.tv_nsec);
+    if (const auto it = entries_.find(index); it != entries_.end() && it->second.id == id)
+      return it->second.gitlinks;
+    bool split = false;
+    auto links = git::index_gitlinks(git_dir, hash_len, &split);
+    struct timespec now {};
+    ::clock_gettime(CLOCK_REALTIME, &now);
+    if (!split && now.tv_sec - st.st_ctim.tv_sec >= kSettled) {
+      entries_[index] = {id, links};
+      dirty_ = true;
+    }
+    return links;
+  }
+  void save() {
+    if (!dirty_) return;
+    nlohmann::json j = nlohmann::json::object();
+    for (const auto& [index, e] : entries_) j[index] = {{"id", e.id}, {"gitlinks", e.gitlinks}};
+    try {
+      write_file_atomic(file_, j.dump() + "\n");
+    } catch (const std::exception&) {
+      // Not kept: the next checkpoint parses again.
+    }
+  }
+
+ private:
+  static constexpr long kSettled = 2;  // seconds
+  struct Entry {
+    std::string id;
+    std::vector<std::string> gitlinks;
+  };
+  std::string file_;
+  std::map<std::string, Entry> entries_;
+  bool dirty_ = false;
+};
+
 struct Checker {
   const HeldState& s;
   bool record = false;  // true: fill the baseline instead of acting
   HeldState* baseline = nullptr;
+  IndexCache* cache = nullptr;
   std::vector<std::string> actions;
   std::set<std::string> seen;
 
@@ -213,7 +280,9 @@ struct Checker {
   }
 
   void gitlinks(const std::string& g, const std::string& work_tree, int depth) {
-    for (const auto& dot_git : git::gitlink_dot_gits(g, work_tree, s.hash_len)) {
+    const std::vector<std::string> rels =
+        cache ? cache->gitlinks(g, s.hash_len) : git::index_gitlinks(g, s.hash_len);
+    for (const auto& dot_git : git::dot_gits(work_tree, rels)) {
       const std::string nested = git::git_dir_of(dot_git);
       if (nested.empty()) continue;
       const auto slash = dot_git.find_last_of('/');
@@ -257,14 +326,21 @@ struct Checker {
 }  // namespace
 
 std::vector<std::string> checkpoint(const HeldState& state) {
-  Checker c{state, false, nullptr, {}, {}};
+  return checkpoint(state, std::string());
+}
+
+std::vector<std::string> checkpoint(const HeldState& state, const std::string& cache_file) {
+  std::optional<IndexCache> cache;
+  if (!cache_file.empty()) cache.emplace(cache_file);
+  Checker c{state, false, nullptr, cache ? &*cache : nullptr, {}, {}};
   c.tool_files();
   c.repository();
+  if (cache) cache->save();
   return c.actions;
 }
 
 void record_baseline(HeldState& state) {
-  Checker c{state, true, &state, {}, {}};
+  Checker c{state, true, &state, nullptr, {}, {}};
   try {
     c.repository();
   } catch (const Error&) {
@@ -273,7 +349,7 @@ void record_baseline(HeldState& state) {
 }
 
 std::vector<std::string> checkpoint_session(const std::string& session_dir) {
-  return checkpoint(read_held_state(session_dir));
+  return checkpoint(read_held_state(session_dir), session_dir + "/" + kIndexCacheFile);
 }
 
 }  // namespace agent_boundary::protect

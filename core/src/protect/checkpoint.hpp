@@ -20,8 +20,12 @@
 
 namespace agent_boundary::protect {
 
+inline constexpr const char* kIndexCacheFile = "checkpoint-cache.json";
+
 // Throws SystemError when an index cannot be read (the caller fails closed).
 std::vector<std::string> checkpoint(const HeldState& state);
+// The same, keeping the parsed indexes' gitlinks in `cache_file` between calls.
+std::vector<std::string> checkpoint(const HeldState& state, const std::string& cache_file);
 
 // For the session in `session_dir` (nothing for a session without held.json).
 std::vector<std::string> checkpoint_session(const std::string& session_dir);
