@@ -139,11 +139,12 @@ def attacks(m):
             "chmod +x .git/modules/lib/hooks/pre-commit", "commit-in-lib"),
         "submodule gitfile repointed": (
             "submodule", "cp -a .git/modules/lib evil-gitdir && "
-            f"git --git-dir=evil-gitdir config core.fsmonitor '{mon}'; "
+            "git config -f evil-gitdir/config core.worktree \"$PWD/lib\" && "
+            f"git config -f evil-gitdir/config core.fsmonitor '{mon}'; "
             "echo \"gitdir: $PWD/evil-gitdir\" > lib/.git", "status"),
         "new module dir": (
             "submodule", "cp -a .git/modules/lib .git/modules/lib2 && "
-            f"git --git-dir=.git/modules/lib2 config core.fsmonitor '{mon}'; "
+            f"git config -f .git/modules/lib2/config core.fsmonitor '{mon}'; "
             "echo 'gitdir: ../.git/modules/lib2' > lib/.git", "status"),
         # Project-set hook and config locations.
         "hooksPath hook": ("husky", f"mkdir -p .husky; printf '{hook}' > .husky/pre-commit; "
