@@ -80,6 +80,11 @@ def hook_script(m):
     return f"#!/bin/sh\\ntouch {m}\\n"
 
 
+# The submodule attacks find the modules dir through git (a linked worktree keeps its
+# submodules' git dirs in its own admin dir, and its `.git` is a file).
+SUB = "M=$(git rev-parse --path-format=absolute --git-path modules); "
+
+
 def attacks(m):
     mon = fsmonitor(m)
     hook = hook_script(m)
@@ -118,34 +123,34 @@ def attacks(m):
             "git -C sub config include.path \"$PWD/inc.cfg\"", "status"),
         # Submodules' git dirs.
         "submodule config fsmonitor": (
-            "submodule", f"git -C lib config core.fsmonitor '{mon}'", "status"),
+            "submodule", SUB + f"git -C lib config core.fsmonitor '{mon}'", "status"),
         "submodule config appended": (
-            "submodule", f"printf '[core]\\n\\tfsmonitor = {mon}\\n' >> .git/modules/lib/config",
+            "submodule", SUB + f"printf '[core]\\n\\tfsmonitor = {mon}\\n' >> $M/lib/config",
             "status"),
         "submodule config via symlink": (
-            "submodule", f"ln -s .git/modules/lib/config c && printf '[core]\\n\\tfsmonitor = {mon}\\n' >> c",
+            "submodule", SUB + f"ln -s $M/lib/config c && printf '[core]\\n\\tfsmonitor = {mon}\\n' >> c",
             "status"),
         "submodule config via hard link": (
-            "submodule", f"ln .git/modules/lib/config c; printf '[core]\\n\\tfsmonitor = {mon}\\n' >> c",
+            "submodule", SUB + f"ln $M/lib/config c; printf '[core]\\n\\tfsmonitor = {mon}\\n' >> c",
             "status"),
         "submodule config renamed into place": (
-            "submodule", f"cp .git/modules/lib/config c && printf '[core]\\n\\tfsmonitor = {mon}\\n' >> c && "
-            "mv -f c .git/modules/lib/config", "status"),
+            "submodule", SUB + f"cp $M/lib/config c && printf '[core]\\n\\tfsmonitor = {mon}\\n' >> c && "
+            "mv -f c $M/lib/config", "status"),
         "submodule config deleted and re-created": (
-            "submodule", f"rm -f .git/modules/lib/config; printf '[core]\\n\\tfsmonitor = {mon}\\n' > .git/modules/lib/config",
+            "submodule", SUB + f"rm -f $M/lib/config; printf '[core]\\n\\tfsmonitor = {mon}\\n' > $M/lib/config",
             "status"),
         "submodule hook": (
-            "submodule", f"printf '{hook}' > .git/modules/lib/hooks/pre-commit; "
-            "chmod +x .git/modules/lib/hooks/pre-commit", "commit-in-lib"),
+            "submodule", SUB + f"printf '{hook}' > $M/lib/hooks/pre-commit; "
+            "chmod +x $M/lib/hooks/pre-commit", "commit-in-lib"),
         "submodule gitfile repointed": (
-            "submodule", "cp -a .git/modules/lib evil-gitdir && "
+            "submodule", SUB + "cp -a $M/lib evil-gitdir && "
             "git config -f evil-gitdir/config core.worktree \"$PWD/lib\" && "
             f"git config -f evil-gitdir/config core.fsmonitor '{mon}'; "
             "echo \"gitdir: $PWD/evil-gitdir\" > lib/.git", "status"),
         "new module dir": (
-            "submodule", "cp -a .git/modules/lib .git/modules/lib2 && "
-            f"git config -f .git/modules/lib2/config core.fsmonitor '{mon}'; "
-            "echo 'gitdir: ../.git/modules/lib2' > lib/.git", "status"),
+            "submodule", SUB + "cp -a $M/lib $M/lib2 && "
+            f"git config -f $M/lib2/config core.fsmonitor '{mon}'; "
+            "echo \"gitdir: $M/lib2\" > lib/.git", "status"),
         # Project-set hook and config locations.
         "hooksPath hook": ("husky", f"mkdir -p .husky; printf '{hook}' > .husky/pre-commit; "
                            "chmod +x .husky/pre-commit", "commit"),
@@ -155,7 +160,8 @@ def attacks(m):
                               "status"),
         "absent include file": ("include-absent", f"printf '[core]\\n\\tfsmonitor = {mon}\\n' > absent.gitconfig",
                                 "status"),
-        "config.worktree": ("worktree-config", f"printf '[core]\\n\\tfsmonitor = {mon}\\n' > .git/config.worktree",
+        "config.worktree": ("worktree-config", f"printf '[core]\\n\\tfsmonitor = {mon}\\n' > "
+                            "\"$(git rev-parse --git-dir)/config.worktree\"",
                             "status"),
     }
 
@@ -174,9 +180,9 @@ def set_up(world, top, setup):
         world.git("config", "core.hooksPath", ".husky", cwd=top)
     elif setup == "include":
         (top / "project.gitconfig").write_text("[user]\n\tname = project\n")
-        world.git("config", "include.path", "../project.gitconfig", cwd=top)
+        world.git("config", "include.path", str(top / "project.gitconfig"), cwd=top)
     elif setup == "include-absent":
-        world.git("config", "include.path", "../absent.gitconfig", cwd=top)
+        world.git("config", "include.path", str(top / "absent.gitconfig"), cwd=top)
     elif setup == "worktree-config":
         world.git("config", "extensions.worktreeConfig", "true", cwd=top)
 
@@ -205,11 +211,14 @@ def session_for(world, backend, top, stop_sessions, name="s1", profile=None):
 
 # -- controls: without agent-boundary, every attack runs its payload on the host ----------------
 
+@pytest.mark.parametrize("where", ["repo", "wt"])
 @pytest.mark.parametrize("name", ATTACK_NAMES)
-def test_control_without_the_boundary_the_attack_runs_on_the_host(world, name):
+def test_control_without_the_boundary_the_attack_runs_on_the_host(world, name, where):
+    if where == "wt" and name not in EVERY_BACKEND:
+        pytest.skip("the linked worktree runs the attacks the hook tests use")
     m = marker(world)
     setup, cmd, action = attacks(m)[name]
-    top = world.repo
+    top = world.repo if where == "repo" else world.wt
     if setup:
         set_up(world, top, setup)
     r = subprocess.run(["/bin/bash", "-c", cmd], cwd=str(top), capture_output=True, text=True,
@@ -251,12 +260,13 @@ def test_a_background_process_that_replants_is_caught_by_the_next_checkpoint(wor
     deadline = time.monotonic() + 20
     while not (top / "replanted").exists() and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert (top / "replanted").exists(), "the background process did not outlive the command"
-    # Between here and the next checkpoint the plant is live (the documented gap); the next
-    # command, tool call or session end neutralises it.
-    r = world.ab("--session-dir", d, "checkpoint")
-    assert_ok(r)
-    assert "core.fsmonitor" in r.stderr, r.stderr
+    assert (top / "replanted").exists(), "the background process did not run"
+    # If the backend let the process outlive the command, the plant is live until the next
+    # checkpoint (the documented gap); the next command, tool call or session end
+    # neutralises it. If the backend waited for it, the launcher's own checkpoint did.
+    c = world.ab("--session-dir", d, "checkpoint")
+    assert_ok(c)
+    assert "core.fsmonitor" in r.stderr + c.stderr, r.stderr + c.stderr
     host_git(world, "status", cwd=top)
     assert not m.exists()
 
@@ -365,13 +375,15 @@ def test_claude_gate_refuses_held_paths_naming_the_key(world, claude, stop_sessi
     (world.wt / ".husky").mkdir()
     world.git("config", "core.hooksPath", ".husky", cwd=world.wt)
     d, sid = claude_session(world, claude, backend, stop_sessions)
+    modules = Path(world.git("rev-parse", "--path-format=absolute", "--git-path", "modules",
+                             cwd=world.wt).stdout.strip())
     cases = {
         world.wt / ".mcp.json": "allow_tool_config_escape",
         world.wt / ".vscode" / "tasks.json": "allow_tool_config_escape",
         world.wt / ".envrc": "allow_tool_config_escape",
         world.wt / ".github" / "hooks" / "x.json": "allow_tool_config_escape",
-        world.repo / ".git" / "modules" / "lib" / "config": "allow_submodule_escape",
-        world.repo / ".git" / "modules" / "lib" / "hooks" / "pre-commit": "allow_submodule_escape",
+        modules / "lib" / "config": "allow_submodule_escape",
+        modules / "lib" / "hooks" / "pre-commit": "allow_submodule_escape",
         world.wt / "lib" / ".git": "allow_submodule_escape",
         world.wt / ".husky" / "pre-commit": "allow_git_hook_escape",
         world.repo / ".git" / "config": "allow_git_hook_escape",
@@ -384,7 +396,7 @@ def test_claude_gate_refuses_held_paths_naming_the_key(world, claude, stop_sessi
         h = claude.pre(sid, "NotebookEdit", {"notebook_path": str(path), "new_source": "x"})
         assert key in deny(h).reason
     allow(claude.write(sid, world.wt / "src.py"))
-    allow(claude.read(sid, world.wt / ".vscode"))
+    allow(claude.read(sid, world.wt / "README.md"))
 
 
 # -- opening a group, and status -------------------------------------------------------------------

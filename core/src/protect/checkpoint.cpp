@@ -302,7 +302,16 @@ struct Checker {
       if (s.common_dir.ends_with("/.git"))
         gitlinks(s.common_dir, s.common_dir.substr(0, s.common_dir.size() - 5), 1);
     }
-    for (const auto& m : git::module_git_dirs(s.common_dir)) git_dir(m, {}, kMaxDepth);
+    // A linked worktree keeps its submodules' git dirs in its own admin dir.
+    // Every worktree's: the sandbox can write the whole common dir.
+    std::vector<std::string> admin = {s.common_dir, s.git_dir};
+    if (DIR* d = ::opendir((s.common_dir + "/worktrees").c_str())) {
+      while (const dirent* e = ::readdir(d))
+        if (e->d_name[0] != '.') admin.push_back(s.common_dir + "/worktrees/" + e->d_name);
+      ::closedir(d);
+    }
+    for (const auto& a : admin)
+      for (const auto& m : git::module_git_dirs(a)) git_dir(m, {}, kMaxDepth);
   }
 
   void tool_files() {

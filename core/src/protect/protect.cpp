@@ -191,7 +191,10 @@ ProtectPlan compute_plan(const ResolvedPolicy& policy, const std::string& workdi
   if (options.submodules && repo) {
     b.key = info(HeldGroup::submodules).key;
     b.hold(repo->top + "/.gitmodules", false, false);
+    // A linked worktree keeps its submodules' git dirs in its own admin dir.
     std::vector<std::string> nested = git::module_git_dirs(repo->common_dir);
+    if (repo->git_dir != repo->common_dir)
+      for (const auto& m : git::module_git_dirs(repo->git_dir)) nested.push_back(m);
     try {
       for (const auto& dot_git :
            git::gitlink_dot_gits(repo->git_dir, repo->top, git::hash_len(repo->common_dir))) {
