@@ -117,6 +117,10 @@ IndexGitlinks read_gitlinks(const std::string& file, std::size_t hash_len) {
     ::close(fd);
     bad(file, "not a regular file");
   }
+  if (st.st_size > (off_t(1) << 30)) {  // git's own limit is far below; a sparse decoy
+    ::close(fd);
+    bad(file, "larger than 1 GB");
+  }
   Stream in(fd, file);
   const unsigned char* h = in.need(12);
   if (std::memcmp(h, "DIRC", 4) != 0) bad(file, "no index signature");

@@ -74,7 +74,8 @@ struct Reader {
 };
 
 void walk_modules(const std::string& dir, int depth, std::vector<std::string>& out) {
-  if (depth > 6) return;
+  // Never through a symlink: the sandbox could point `modules` at a huge tree.
+  if (depth > 6 || !is_dir(dir)) return;
   DIR* d = ::opendir(dir.c_str());
   if (!d) return;
   std::vector<std::string> names;
