@@ -89,10 +89,10 @@ json build_schema() {
       "or plugins that run outside the boundary in the next agent session.",
       false);
   props["allow_submodule_escape"] = boolean(
-      "Leave submodules' and nested repositories' git dirs (.git/modules/*, each gitlink's "
-      ".git, .gitmodules) writable, and stop neutralising the ones the sandbox creates. "
-      "Sandboxed code can then plant a core.fsmonitor or hook there that host git runs on the "
-      "next `git status`.",
+      "Leave submodules' git dirs (.git/modules/*, each gitlink's .git, .gitmodules) "
+      "writable, so `git submodule update` can rewrite their config. The checkpoint still "
+      "neutralises what host git would run, but a process that outlives its command can plant "
+      "a core.fsmonitor or hook there between checkpoints.",
       false);
   props["allow_tool_config_escape"] = boolean(
       "Leave the checkout's IDE, agent and shell configs writable (.mcp.json, .vscode, .idea, "

@@ -437,7 +437,6 @@ git checkout -q -b feature; echo b > b.txt; git add b.txt; git commit -qm b
 echo c >> a.txt; git stash -q; git stash pop -q; git commit -qam c
 git worktree add -q inner-wt; git -C inner-wt log -1 --format=%s
 mkdir -p scratch && git init -q scratch/t && git -C scratch/t commit -q --allow-empty -m t
-git submodule update
 git -C lib log -1 --format=%s
 git status --short | grep -v '^??' || true
 """
@@ -445,6 +444,28 @@ git status --short | grep -v '^??' || true
     assert_ok(r)
     assert r.stdout.splitlines()[:2] == ["c", "lib"], r.stdout
     assert "checkpoint" not in r.stderr, r.stderr  # nothing of the user's was touched
+    # Held submodules: `git submodule update` cannot rewrite their config (documented).
+    r = world.run_in(d, "/bin/bash", "-c", "git submodule update", cwd=world.repo, env=ENV)
+    assert r.returncode != 0
+
+
+@pytest.mark.protects("plants")
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_submodule_update_with_the_group_open_and_the_checkpoint_still_neutralises(
+        world, stop_sessions, backend):
+    add_submodule(world, world.repo)
+    world.profile("subs", extra="allow_submodule_escape: true\n")
+    d = session_for(world, backend, world.repo, stop_sessions, profile="subs")
+    m = marker(world)
+    r = world.run_in(d, "/bin/bash", "-c",
+                     "git submodule update && git -C lib log -1 --format=%s && "
+                     f"git -C lib config core.fsmonitor '{fsmonitor(m)}'",
+                     cwd=world.repo, env=ENV)
+    assert_ok(r)
+    assert r.stdout == "lib\n"
+    assert "neutralised core.fsmonitor" in r.stderr, r.stderr
+    host_git(world, "status", cwd=world.repo)
+    assert not m.exists()
 
 
 @pytest.mark.parametrize("backend", ["nono", "srt"])

@@ -15,8 +15,9 @@ const std::vector<HeldGroupInfo>& all_groups() {
        "agent session"},
       {HeldGroup::submodules, "allow_submodule_escape",
        "submodule and nested repository git dirs (.git/modules/*, gitlinks' .git, .gitmodules)",
-       "sandboxed code can plant a git config (core.fsmonitor, hooks) in a submodule or nested "
-       "repository that host git runs on the next `git status`"},
+       "sandboxed code can rewrite submodules' git config and hooks; the checkpoint still "
+       "neutralises what would run on the host, but a process that outlives its command can "
+       "plant between checkpoints"},
       {HeldGroup::tool_config, "allow_tool_config_escape",
        "IDE, agent and shell configs in the checkout (.mcp.json, .vscode, .idea, .envrc, "
        ".devcontainer, .codex, .gemini, .github/hooks, .opencode, opencode.json, .cursor, ...)",

@@ -26,7 +26,10 @@ HeldState make_held_state(const ProtectPlan& plan, const std::vector<std::string
   if (!options.submodules) s.open_keys.push_back(info(HeldGroup::submodules).key);
   if (!options.tool_config) s.open_keys.push_back(info(HeldGroup::tool_config).key);
   s.writable = writable;
-  s.check_submodules = options.submodules;
+  // The checkpoint runs even when the submodule group is open: opening it lets commands
+  // write submodules' git dirs (`git submodule update` rewrites their config), not plant
+  // code that host git runs.
+  s.check_submodules = true;
   s.check_tool_config = options.tool_config;
   if (const auto git = find_git_layout(resolve_existing_prefix(workdir))) {
     s.top = git->top;
