@@ -275,7 +275,12 @@ def test_a_background_process_that_replants_is_caught_by_the_next_checkpoint(wor
 
 def claude_session(world, claude, backend, stop_sessions, name="plants"):
     need_backend(backend)
-    d = claude.start(name, env={"AGENT_BOUNDARY_BACKEND": backend})
+    # SessionStart takes the backend from the default profile, as a user's would.
+    text = world.default_profile_text
+    if backend == "devcontainer":
+        text = text.replace("nono:\n  extends: default\n", "")
+    (world.profiles / "default.yaml").write_text(text + f"\nbackend: {backend}\n")
+    d = claude.start(name)
     stop_sessions.append(d)
     assert json.loads((d / "boundary.json").read_text())["backend"]["name"] == backend
     return d, session_id(name)
@@ -292,7 +297,8 @@ def test_attack_through_the_claude_hook_never_runs_on_the_host(world, claude, st
     if setup:
         set_up(world, top, setup)
     d, sid = claude_session(world, claude, backend, stop_sessions)
-    h = allow(claude.bash(sid, cmd))
+    identity = " ".join(f"{k}='{v}'" for k, v in GIT_IDENTITY.items())
+    h = allow(claude.bash(sid, f"export {identity}; {cmd}"))
     r = claude.run_rewritten(h.updated["command"])
     # The next tool call runs the checkpoint too (it would catch a late background plant).
     allow(claude.read(sid, world.wt / "README.md"))
