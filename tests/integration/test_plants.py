@@ -167,6 +167,9 @@ def attacks(m):
 
 
 ATTACK_NAMES = sorted(attacks("M"))
+# Refused by issue 4's pin of `.git` (a hard link across mounts is EXDEV), not by this
+# issue's holds: tested on its own, unmarked, so the plants mutant does not count it.
+PINNED = {"submodule config via hard link"}
 EVERY_BACKEND = {"nested repo fsmonitor", "submodule config fsmonitor", "hooksPath hook",
             "include.path file", "config.worktree", "new module dir"}
 
@@ -229,9 +232,14 @@ def test_control_without_the_boundary_the_attack_runs_on_the_host(world, name, w
 
 # -- through `run` ------------------------------------------------------------------------------
 
+def test_a_hard_link_to_a_held_submodule_config_fails(world, stop_sessions):
+    test_attack_through_run_never_runs_on_the_host(world, stop_sessions, "nono",
+                                                   "submodule config via hard link")
+
+
 @pytest.mark.protects("plants")
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("name", ATTACK_NAMES)
+@pytest.mark.parametrize("name", sorted(set(ATTACK_NAMES) - PINNED))
 def test_attack_through_run_never_runs_on_the_host(world, stop_sessions, backend, name):
     if backend != "nono" and name not in EVERY_BACKEND:
         pytest.skip("the variants run on nono; the other backends run one of each class")

@@ -142,7 +142,14 @@ std::vector<std::string> writable_dirs(const ResolvedPolicy& policy) {
 }
 
 ProtectPlan compute_plan(const ResolvedPolicy& policy, const std::string& workdir_in,
-                         const std::vector<std::string>& writable, const PlanOptions& options) {
+                         const std::vector<std::string>& writable, const PlanOptions& options_in) {
+  PlanOptions options = options_in;
+#ifdef AB_MUTANT_PLANTS
+  options.submodules = options.tool_config = false;  // mutant (tests/mutation only)
+  const bool project_git_locations = false;
+#else
+  const bool project_git_locations = true;
+#endif
   Builder b{writable, {}, {}};
   const std::string workdir = resolve_existing_prefix(workdir_in);
   const auto git = options.git ? find_git_layout(workdir) : std::nullopt;
@@ -174,7 +181,8 @@ ProtectPlan compute_plan(const ResolvedPolicy& policy, const std::string& workdi
     // cannot be added), included config files and config.worktree (empty placeholders:
     // git reads an empty config as no config).
     const std::string home = options.home.empty() ? home_dir() : options.home;
-    const git::ConfigLocations where = git::config_locations(*git, home);
+    const git::ConfigLocations where =
+        project_git_locations ? git::config_locations(*git, home) : git::ConfigLocations{};
     for (const auto& d : where.hooks_dirs) b.hold(resolve_existing_prefix(d), true, false);
     for (const auto& f : where.include_files) b.hold(resolve_existing_prefix(f), false, false, "");
     for (const auto& f : where.worktree_configs)
@@ -452,6 +460,10 @@ bool namespaces_available(std::string& why) {
 
 bool apply(const ProtectPlan& plan, const std::string& session_dir) {
   if (plan.empty()) return true;
+#ifdef AB_MUTANT_MOUNT_PROTECTION
+  (void)session_dir;
+  return true;  // mutant (tests/mutation only, never installed): reports binds it never made
+#endif
   const bool root = ::geteuid() == 0;
   const char* step = "";
   const std::string fix =
