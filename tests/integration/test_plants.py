@@ -19,6 +19,8 @@ from claude_support import allow, deny, session_id
 from conftest import GIT_IDENTITY, SAFE_PATH, assert_ok, need, need_tool
 
 ENV = {**GIT_IDENTITY, "GIT_CONFIG_NOSYSTEM": "1"}
+# Inside the command too: the devcontainer passes only the profile's variables in.
+IDENTITY = "export " + " ".join(f"{k}='{v}'" for k, v in GIT_IDENTITY.items()) + "; "
 BACKENDS = ["nono", "srt", "devcontainer"]
 DC_IMAGE = "localhost/agent-boundary-base:bookworm"
 
@@ -204,6 +206,13 @@ def host_action(world, top, action):
         host_git(world, "commit", "-q", "--allow-empty", "-m", "host", cwd=top / "lib")
 
 
+def assert_attack_ran(world, top, cmd, r):
+    """A nested-repository attack really added its gitlink (else the test proves nothing)."""
+    if "git add sub" in cmd:
+        staged = host_git(world, "ls-files", "--stage", "sub", cwd=top).stdout
+        assert staged.startswith("160000"), f"no gitlink was added:\n{r.stdout}{r.stderr}"
+
+
 def session_for(world, backend, top, stop_sessions, name="s1", profile=None):
     need_backend(backend)
     d = world.create_session(name, profile=profile, workdir=top,
@@ -249,7 +258,8 @@ def test_attack_through_run_never_runs_on_the_host(world, stop_sessions, backend
     if setup:
         set_up(world, top, setup)
     d = session_for(world, backend, top, stop_sessions)
-    r = world.run_in(d, "/bin/bash", "-c", cmd, cwd=top, env=ENV)
+    r = world.run_in(d, "/bin/bash", "-c", IDENTITY + cmd, cwd=top, env=ENV)
+    assert_attack_ran(world, top, cmd, r)
     host_action(world, top, action)
     assert not m.exists(), f"planted code ran on the host:\n{r.stdout}{r.stderr}"
 
@@ -305,9 +315,9 @@ def test_attack_through_the_claude_hook_never_runs_on_the_host(world, claude, st
     if setup:
         set_up(world, top, setup)
     d, sid = claude_session(world, claude, backend, stop_sessions)
-    identity = " ".join(f"{k}='{v}'" for k, v in GIT_IDENTITY.items())
-    h = allow(claude.bash(sid, f"export {identity}; {cmd}"))
+    h = allow(claude.bash(sid, IDENTITY + cmd))
     r = claude.run_rewritten(h.updated["command"])
+    assert_attack_ran(world, top, cmd, r)
     # The next tool call runs the checkpoint too (it would catch a late background plant).
     allow(claude.read(sid, world.wt / "README.md"))
     host_action(world, top, action)
@@ -445,7 +455,7 @@ def test_status_says_what_is_held_and_the_keys_open_each_group(world, stop_sessi
 def test_ordinary_git_work_still_works(world, stop_sessions, backend):
     add_submodule(world, world.repo)
     d = session_for(world, backend, world.repo, stop_sessions)
-    script = """set -e
+    script = IDENTITY + """set -e
 echo a > a.txt; git add a.txt; git commit -qm a
 git checkout -q -b feature; echo b > b.txt; git add b.txt; git commit -qm b
 echo c >> a.txt; git stash -q; git stash pop -q; git commit -qam c
@@ -472,7 +482,7 @@ def test_submodule_update_with_the_group_open_and_the_checkpoint_still_neutralis
     d = session_for(world, backend, world.repo, stop_sessions, profile="subs")
     m = marker(world)
     r = world.run_in(d, "/bin/bash", "-c",
-                     "git submodule update && git -C lib log -1 --format=%s && "
+                     IDENTITY + "git submodule update && git -C lib log -1 --format=%s && "
                      f"git -C lib config core.fsmonitor '{fsmonitor(m)}'",
                      cwd=world.repo, env=ENV)
     assert_ok(r)
