@@ -254,6 +254,13 @@ Decision decide_path(const ToolCall& call, const HookContext& ctx, const LoadedS
         return deny(label + ": refusing to let the sandbox rewrite its own policy (" + p + ")");
     }
   }
+  const auto policy_text = read_file(s.dir + "/" + kPolicyFile, 16 << 20);
+  if (!policy_text) return deny(no_policy_reason(s));
+  const ResolvedPolicy policy = policy_from_json(*policy_text, s.dir + "/" + kPolicyFile);
+  if (const auto damaged = damaged_pinned_files(s.dir, c); !damaged.empty())
+    return deny(label + ": the session's pinned " + damaged.front() +
+                " is missing or unreadable; run `agent-boundary --session-dir " + s.dir +
+                " reload`");
   // Held paths (git config and hooks, submodules, agent and tool configs) are refused by
   // name, with the key that would open them, before the probe (which refuses them too).
   if (access != Access::read) {
@@ -266,13 +273,6 @@ Decision decide_path(const ToolCall& call, const HookContext& ctx, const LoadedS
                   (group ? std::string(" (cost: ") + group->cost + ")" : std::string()));
     }
   }
-  const auto policy_text = read_file(s.dir + "/" + kPolicyFile, 16 << 20);
-  if (!policy_text) return deny(no_policy_reason(s));
-  const ResolvedPolicy policy = policy_from_json(*policy_text, s.dir + "/" + kPolicyFile);
-  if (const auto damaged = damaged_pinned_files(s.dir, c); !damaged.empty())
-    return deny(label + ": the session's pinned " + damaged.front() +
-                " is missing or unreadable; run `agent-boundary --session-dir " + s.dir +
-                " reload`");
   if (const std::string link = swappable_symlink(lexical, policy); !link.empty())
     return deny(label + ": the symlink " + link +
                 " sits in a directory the sandbox can write, so it could be swapped after "

@@ -7,7 +7,8 @@ import shutil
 
 import pytest
 
-from conftest import (AWS_CONFIG_SECRET, AWS_SECRET, README_TEXT, SSH_SECRET, assert_ok)
+from conftest import (AWS_CONFIG_SECRET, AWS_SECRET, README_TEXT, SSH_SECRET, TOOL_CONFIG_DIRS,
+                      assert_ok)
 
 SECRETS = {
     "ssh": ("ssh_key", SSH_SECRET),
@@ -349,7 +350,8 @@ def test_probe_absent_file_in_workdir(world, session):
     assert world.probe_in(session, target, "readwrite") == "allowed|target absent"
     assert not (world.wt / "newdir").exists()
     # `.claude` is the session's own (the agent settings dir, created to be protected).
-    assert sorted(os.listdir(world.wt)) == [".claude", ".git", "README.md"]
+    assert sorted(set(os.listdir(world.wt)) - TOOL_CONFIG_DIRS) == [".claude", ".git",
+                                                                    "README.md"]
 
 
 @pytest.mark.protects("landlock", "probe")
