@@ -266,7 +266,6 @@ Decision decide_path(const ToolCall& call, const HookContext& ctx, const LoadedS
     return deny(label + ": the session's pinned " + damaged.front() +
                 " is missing or unreadable; run `agent-boundary --session-dir " + s.dir +
                 " reload`");
-<<<<<<< HEAD
   // Held paths (git config and hooks, submodules, agent and tool configs) are refused by
   // name, with the key that would open them, before the probe (which refuses them too).
   if (access != Access::read) {
@@ -279,13 +278,6 @@ Decision decide_path(const ToolCall& call, const HookContext& ctx, const LoadedS
                   (group ? std::string(" (cost: ") + group->cost + ")" : std::string()));
     }
   }
-  if (const std::string link = swappable_symlink(lexical, policy); !link.empty())
-    return deny(label + ": the symlink " + link +
-                " sits in a directory the sandbox can write, so it could be swapped after "
-                "the check; use the real path " +
-                canonical);
-=======
->>>>>>> main
 
   const auto backend = ctx.backend_for(c);
   ProbeRequest req{SessionView{s.dir, c.workdir, c.backend_executable}, call.cwd, canonical, access,
