@@ -163,7 +163,8 @@ def test_boundary_cannot_be_switched_off_from_inside(world, session):
         assert boundary.read_bytes() == before, cmd
     # (checkpoint-cache.json and freeze.lock are written on the host side by the checkpoint
     # and the file tools' hold.)
-    assert sorted(set(os.listdir(session)) - {"checkpoint-cache.json", "freeze.lock"}) == [
+    host_side = {"checkpoint-cache.json", "freeze.lock", "tracked"}
+    assert sorted(set(os.listdir(session)) - host_side) == [
         "boundary.json", "held.json", "mask", "nono-profile.json", "policy.json", "protect.json"]
     r = world.ab("--session-dir", session, "status")
     assert r.stdout.splitlines()[0] == "profile default state on"
