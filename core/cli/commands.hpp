@@ -39,8 +39,8 @@ int cmd_session_create(const Context& ctx, const std::string& dir, const std::st
 // Running commands (run_commands.cpp)
 int cmd_session_stop(const Context& ctx, const std::string& dir);
 int cmd_run(const Context& ctx, const std::vector<std::string>& argv);
-[[noreturn]] void cmd_exec(const Context& ctx, const std::string& cwd,
-                           const std::vector<std::string>& argv);
+int cmd_checkpoint(const Context& ctx);
+int cmd_exec(const Context& ctx, const std::string& cwd, const std::vector<std::string>& argv);
 
 // Profiles and plugins (profile_commands.cpp)
 int cmd_validate(const Context& ctx, const std::vector<std::string>& targets);

@@ -83,7 +83,7 @@ std::string first_command_word(int argc, char** argv) {
 
 bool is_builtin_command(const std::string& word) {
   for (const char* c : {"status", "on", "off", "use", "reload", "list", "run", "exec", "session",
-                        "validate", "schema", "plugins", "compare"})
+                        "validate", "schema", "plugins", "compare", "checkpoint"})
     if (word == c) return true;
   return false;
 }
@@ -141,7 +141,7 @@ int real_main(int argc, char** argv) {
       throw ab::UsageError("no command to run", {},
                            "usage: agent-boundary exec --session-dir DIR [--cwd DIR] -- CMD...");
     if (!g.session_dir.empty()) g.session_dir = ab::resolve_existing_prefix(g.session_dir);
-    cli::cmd_exec(cli::Context(g), cwd, split.tail);
+    return cli::cmd_exec(cli::Context(g), cwd, split.tail);
   }
 
   CLI::App app{"Create, inspect, and run OS-enforced agent boundaries."};
@@ -164,6 +164,9 @@ int real_main(int argc, char** argv) {
   use->add_option("profile", use_profile, "profile name")->required();
   auto* reload = app.add_subcommand("reload", "regenerate the session's policy from its profile");
   auto* list = app.add_subcommand("list", "list the profiles");
+  auto* checkpoint = app.add_subcommand(
+      "checkpoint",
+      "neutralise what the sandbox planted for host tools (nested git dirs, configs)");
   auto* run = app.add_subcommand("run", "run a command inside the boundary: run [--] CMD ARGS...");
   std::string exec_cwd;
   auto* exec =
@@ -222,13 +225,14 @@ int real_main(int argc, char** argv) {
     if (split.tail.empty())
       throw ab::UsageError("no command to run", {},
                            "usage: agent-boundary exec --session-dir DIR [--cwd DIR] -- CMD...");
-    cli::cmd_exec(ctx, exec_cwd, split.tail);
+    return cli::cmd_exec(ctx, exec_cwd, split.tail);
   }
   if (*on) return cli::cmd_set_state(ctx, "on");
   if (*off) return cli::cmd_set_state(ctx, "off");
   if (*use) return cli::cmd_use(ctx, use_profile);
   if (*reload) return cli::cmd_reload(ctx);
   if (*list) return cli::cmd_list(ctx);
+  if (*checkpoint) return cli::cmd_checkpoint(ctx);
   if (*create) return cli::cmd_session_create(ctx, create_dir, create_profile, create_workdir);
   if (*stop) return cli::cmd_session_stop(ctx, stop_dir);
   if (*validate) return cli::cmd_validate(ctx, validate_targets);

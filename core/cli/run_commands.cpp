@@ -1,7 +1,9 @@
 // run and exec: the two ways a user starts a process inside a boundary. Both go through
 // the launcher.
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <iostream>
 #include <random>
@@ -10,6 +12,7 @@
 #include "commands.hpp"
 #include "launcher.hpp"
 #include "paths.hpp"
+#include "protect/checkpoint.hpp"
 #include "secure_file.hpp"
 
 namespace fs = std::filesystem;
@@ -48,22 +51,51 @@ class ThrowawaySession {
   std::string dir_;
 };
 
+// Runs the plan, then the checkpoint on the host side, once the sandboxed command has
+// exited: what it planted for host tools (a nested repository's fsmonitor, a new tool
+// config) is neutralised before anything on the host can run it. Background processes
+// that outlive the command are caught by the next checkpoint (next command, next tool
+// call, session end).
+// Returns false when the checkpoint could not finish.
+bool report_checkpoint(const std::string& session_dir) {
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    for (const auto& a : protect::checkpoint_session(session_dir))
+      std::cerr << "agent-boundary: checkpoint: " << a << "\n";
+  } catch (const Error& e) {
+    std::cerr << "agent-boundary: checkpoint: " << e.message() << " (" << e.fix() << ")\n";
+    return false;
+  }
+  spdlog::debug("checkpoint: {} us", std::chrono::duration_cast<std::chrono::microseconds>(
+                                         std::chrono::steady_clock::now() - t0)
+                                         .count());
+  return true;
+}
+
+int run_checkpointed(const LaunchPlan& plan) {
+  const int rc = run_plan(plan);
+  report_checkpoint(plan.session_dir);
+  return rc;
+}
+
 }  // namespace
 
 int cmd_run(const Context& ctx, const std::vector<std::string>& argv) {
   if (!ctx.globals.session_dir.empty()) {
     // Nothing to clean up afterwards: become the sandboxed command (its exit code is ours).
     LaunchRequest req{ctx.globals.session_dir, {}, argv};
-    exec_plan(plan_launch(req, ctx.host));
+    return run_checkpointed(plan_launch(req, ctx.host));
   }
   ThrowawaySession session(ctx);
   LaunchRequest req{session.dir(), resolve_existing_prefix(fs::current_path().string()), argv};
-  return run_plan(plan_launch(req, ctx.host));
+  return run_checkpointed(plan_launch(req, ctx.host));
 }
 
-void cmd_exec(const Context& ctx, const std::string& cwd, const std::vector<std::string>& argv) {
+int cmd_checkpoint(const Context& ctx) { return report_checkpoint(ctx.require_session()) ? 0 : 1; }
+
+int cmd_exec(const Context& ctx, const std::string& cwd, const std::vector<std::string>& argv) {
   LaunchRequest req{ctx.require_session(), cwd, argv};
-  exec_plan(plan_launch(req, ctx.host));
+  return run_checkpointed(plan_launch(req, ctx.host));
 }
 
 }  // namespace agent_boundary::cli

@@ -11,6 +11,8 @@
 #include "paths.hpp"
 #include "plugin_loader.hpp"
 #include "policy_json.hpp"
+#include "protect/held_list.hpp"
+#include "protect/held_state.hpp"
 #include "secure_file.hpp"
 
 namespace fs = std::filesystem;
@@ -65,6 +67,43 @@ void print_outcome(const BoundaryConfig& c, const std::vector<std::string>& warn
   print_warnings(warnings);
 }
 
+// What the session holds inside its writable checkout, one line per group: held (with how
+// many paths, and the key that opens it) or open (with what that costs).
+std::vector<std::string> held_lines(const protect::HeldState& h) {
+  std::vector<std::string> out;
+  for (const auto& g : protect::all_groups()) {
+    if (std::find(h.open_keys.begin(), h.open_keys.end(), g.key) != h.open_keys.end()) {
+      out.push_back(std::string("OPEN: ") + g.what + " (`" + g.key + ": true`): " + g.cost);
+      continue;
+    }
+    std::size_t held = 0, watched = 0;
+    for (const auto& e : h.held)
+      if (e.key == g.key) ++(e.present ? held : watched);
+    if (held + watched == 0) continue;
+    out.push_back(std::string("held: ") + g.what + ": " + std::to_string(held) + " path(s)" +
+                  (watched ? ", " + std::to_string(watched) + " absent file(s) watched" : "") +
+                  " (`" + g.key + ": true` opens it)");
+  }
+  return out;
+}
+
+nlohmann::ordered_json held_json(const protect::HeldState& h) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const auto& g : protect::all_groups()) {
+    nlohmann::ordered_json paths = nlohmann::ordered_json::array();
+    nlohmann::ordered_json watched = nlohmann::ordered_json::array();
+    for (const auto& e : h.held)
+      if (e.key == g.key) (e.present ? paths : watched).push_back(e.path);
+    const bool open = std::find(h.open_keys.begin(), h.open_keys.end(), g.key) != h.open_keys.end();
+    out.push_back({{"key", g.key},
+                   {"what", g.what},
+                   {"held", !open},
+                   {"paths", paths},
+                   {"watched", watched}});
+  }
+  return out;
+}
+
 }  // namespace
 
 int cmd_status(const Context& ctx, bool json) {
@@ -93,6 +132,7 @@ int cmd_status(const Context& ctx, bool json) {
     j["complete"] = damaged.empty();
     j["damaged_pinned_files"] = damaged;
     j["degraded"] = !degraded_lines(c).empty();
+    j["held"] = held_json(protect::read_held_state(dir));
     // The caches' state and times only; never a credential value.
     if (credentials::wants_credentials(c))
       j["credentials"] = credentials::credential_status(dir, c, credentials::now_seconds());
@@ -106,6 +146,7 @@ int cmd_status(const Context& ctx, bool json) {
                  "--session-dir "
               << dir << " reload\n";
   for (const auto& line : degraded_lines(c)) std::cout << line << "\n";
+  for (const auto& line : held_lines(protect::read_held_state(dir))) std::cout << line << "\n";
   if (credentials::wants_credentials(c))
     for (const auto& line :
          credentials::credential_status_lines(dir, c, credentials::now_seconds()))

@@ -14,6 +14,9 @@
 #include "freeze/freeze.hpp"
 #include "paths.hpp"
 #include "policy_json.hpp"
+#include "protect/checkpoint.hpp"
+#include "protect/held_list.hpp"
+#include "protect/held_state.hpp"
 #include "protect/protect.hpp"
 #include "secure_file.hpp"
 
@@ -46,7 +49,7 @@ std::optional<protect::ProtectPlan> protection_of(const std::string& dir) {
     return plan;
   } catch (const Error&) {
     protect::ProtectPlan bad;
-    bad.mounts.push_back({"/", false, true});  // the probe then fails, and the call is denied
+    bad.mounts.push_back({"/", false, true, {}});  // the probe then fails, and the call is denied
     return bad;
   }
 }
@@ -263,6 +266,18 @@ Decision decide_path(const ToolCall& call, const HookContext& ctx, const LoadedS
     return deny(label + ": the session's pinned " + damaged.front() +
                 " is missing or unreadable; run `agent-boundary --session-dir " + s.dir +
                 " reload`");
+  // Held paths (git config and hooks, submodules, agent and tool configs) are refused by
+  // name, with the key that would open them, before the probe (which refuses them too).
+  if (access != Access::read) {
+    const protect::HeldState held = protect::read_held_state(s.dir);
+    if (const auto* h = protect::held_entry_for(held, canonical)) {
+      const auto* group = protect::group_by_key(h->key);
+      return deny(label + ": held by agent-boundary (" + (group ? group->what : h->key) + ": " +
+                  h->path + "); code there runs outside the boundary. To allow it, set `" + h->key +
+                  ": true` in the profile" +
+                  (group ? std::string(" (cost: ") + group->cost + ")" : std::string()));
+    }
+  }
 
   const auto backend = ctx.backend_for(c);
   ProbeRequest req{SessionView{s.dir, c.workdir, c.backend_executable}, call.cwd, canonical, access,
@@ -289,6 +304,25 @@ Decision decide_path(const ToolCall& call, const HookContext& ctx, const LoadedS
   if (!search && canonical != call.path) d.updated_path = canonical;
   hold.keep();
   return d;
+}
+
+Decision decide_by_class(const ToolCall& call, const HookContext& ctx, const LoadedSession& s) {
+  switch (call.tool_class) {
+    case ToolClass::safe:
+      return make(Decision::Verdict::allow, "ok");
+    case ToolClass::unknown:
+      return make(Decision::Verdict::ask,
+                  "[gate] '" + call.tool_name +
+                      "' is not sandboxed by this hook. Approve only if it cannot read secrets "
+                      "outside " +
+                      call.cwd + ".");
+    case ToolClass::shell:
+      return decide_shell(call, ctx, s);
+    case ToolClass::path:
+    case ToolClass::search:
+      return decide_path(call, ctx, s);
+  }
+  return deny("[gate] unknown tool class");
 }
 
 }  // namespace
@@ -324,22 +358,21 @@ Decision decide_tool_call(const ToolCall& call, const HookContext& ctx) {
     // unknown state enforces.
     if (!toggle && s.config && s.config->state == "off")
       return make(Decision::Verdict::no_opinion, "");
-    switch (call.tool_class) {
-      case ToolClass::safe:
-        return make(Decision::Verdict::allow, "ok");
-      case ToolClass::unknown:
-        return make(Decision::Verdict::ask,
-                    "[gate] '" + call.tool_name +
-                        "' is not sandboxed by this hook. Approve only if it cannot read secrets "
-                        "outside " +
-                        call.cwd + ".");
-      case ToolClass::shell:
-        return decide_shell(call, ctx, s);
-      case ToolClass::path:
-      case ToolClass::search:
-        return decide_path(call, ctx, s);
+    // Before any tool runs: neutralise what earlier commands (or their background
+    // processes) planted for host tools. An index we cannot read fails closed.
+    std::string planted;
+    if (s.config) {
+      try {
+        for (const auto& a : protect::checkpoint_session(s.dir))
+          planted += (planted.empty() ? " [checkpoint] " : "; ") + a;
+      } catch (const Error& e) {
+        return deny("[checkpoint] " + e.message() + " (" + e.fix() +
+                    "); until then no tool runs, since host git could run what is planted there");
+      }
     }
-    return deny("[gate] unknown tool class");
+    Decision d = decide_by_class(call, ctx, s);
+    if (!planted.empty()) d.reason += planted;
+    return d;
   } catch (const Error& e) {
     return deny("[gate] hook internal error, failing closed: " + e.message());
   } catch (const std::exception& e) {

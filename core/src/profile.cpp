@@ -36,7 +36,7 @@ namespace agent_boundary {
 namespace {
 
 // The one list of top-level keys the reader accepts (the schema test checks against it).
-constexpr std::array<std::string_view, 21> kTopKeys = {"name",
+constexpr std::array<std::string_view, 23> kTopKeys = {"name",
                                                        "description",
                                                        "self_edit",
                                                        "git_common_dir",
@@ -56,7 +56,9 @@ constexpr std::array<std::string_view, 21> kTopKeys = {"name",
                                                        "allow_git_hook_escape",
                                                        "allow_agent_settings_escape",
                                                        "allow_host_sockets",
-                                                       "keep_secret_env"};
+                                                       "keep_secret_env",
+                                                       "allow_submodule_escape",
+                                                       "allow_tool_config_escape"};
 constexpr std::array<std::string_view, 1> kAwsKeys = {"profile"};
 constexpr std::array<std::string_view, 2> kKubeKeys = {"eks", "orbstack"};
 constexpr std::array<std::string_view, 1> kGithubKeys = {"push"};
@@ -803,6 +805,10 @@ std::optional<Profile> Checker::check(std::size_t root) {
       if (auto v = bool_value(e.value)) p.allow_git_hook_escape = *v;
     } else if (k == "allow_agent_settings_escape") {
       if (auto v = bool_value(e.value)) p.allow_agent_settings_escape = *v;
+    } else if (k == "allow_submodule_escape") {
+      if (auto v = bool_value(e.value)) p.allow_submodule_escape = *v;
+    } else if (k == "allow_tool_config_escape") {
+      if (auto v = bool_value(e.value)) p.allow_tool_config_escape = *v;
     } else if (k == "aws") {
       aws_given = node(e.value).kind != Kind::null;
       if (!expect_mapping(e, true, "{profile: NAME}")) continue;

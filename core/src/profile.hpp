@@ -44,6 +44,8 @@ struct Profile {
   // grants. The cost is in the name: sandboxed code can then plant code that runs outside.
   bool allow_git_hook_escape = false;
   bool allow_agent_settings_escape = false;
+  bool allow_submodule_escape = false;
+  bool allow_tool_config_escape = false;
   std::optional<std::string> aws_profile;  // aws.profile
   bool kube_eks = false;
   bool kube_orbstack = false;

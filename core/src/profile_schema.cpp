@@ -79,13 +79,26 @@ json build_schema() {
       "DEGRADED) instead of refusing.",
       false);
   props["allow_git_hook_escape"] = boolean(
-      "Linux only. Leave the git dir's hooks/ and config (and worktree admin files) writable "
-      "inside writable grants. Sandboxed code can then plant a git hook or config that runs "
+      "Leave the git dir's hooks/ and config, the project's core.hooksPath, included config "
+      "files and config.worktree (and worktree admin files) writable inside writable grants. "
+      "Sandboxed code can then plant a git hook or config that runs "
       "outside the boundary on the next host git command.",
       false);
   props["allow_agent_settings_escape"] = boolean(
       "Linux only. Leave $WORKDIR/.claude writable. Sandboxed code can then add agent hooks "
       "or plugins that run outside the boundary in the next agent session.",
+      false);
+  props["allow_submodule_escape"] = boolean(
+      "Leave submodules' git dirs (.git/modules/*, each gitlink's .git, .gitmodules) "
+      "writable, so `git submodule update` can rewrite their config. The checkpoint still "
+      "neutralises what host git would run, but a process that outlives its command can plant "
+      "a core.fsmonitor or hook there between checkpoints.",
+      false);
+  props["allow_tool_config_escape"] = boolean(
+      "Leave the checkout's IDE, agent and shell configs writable (.mcp.json, .vscode, .idea, "
+      ".envrc, .devcontainer, .codex, .gemini, .github/hooks, .opencode, opencode.json, "
+      ".cursor, shell rc files, ...). Sandboxed code can then plant a task, MCP server or hook "
+      "that your editor or agent runs outside the boundary.",
       false);
   props["git_common_dir"] = boolean(
       "Grant the repository's real git common dir, so git works in linked worktrees. "

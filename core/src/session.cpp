@@ -24,6 +24,8 @@
 #include "plugin_loader.hpp"
 #include "policy_gen.hpp"
 #include "policy_json.hpp"
+#include "protect/checkpoint.hpp"
+#include "protect/held_state.hpp"
 #include "protect/protect.hpp"
 #include "secure_file.hpp"
 
@@ -395,15 +397,22 @@ SessionOutcome write_session(const SessionRequest& req, const Installation& inst
   // config, agent settings, profile denies). A backend that holds them itself gets the list
   // in the policy; for one that cannot, the launcher's read-only binds hold them.
   protect::ProtectPlan protection;
+  protect::HeldState held;  // what is held, by group, and the checkpoint's inputs
   bool protection_live = false;
   const bool backend_holds = backend->holds_paths();
 #ifdef __linux__
-  protection =
-      protect::compute_plan(policy, req.workdir, protect::writable_dirs(policy),
-                            {!profile.allow_git_hook_escape, !profile.allow_agent_settings_escape});
+  const protect::PlanOptions hold_options{!profile.allow_git_hook_escape,
+                                          !profile.allow_agent_settings_escape,
+                                          !profile.allow_submodule_escape,
+                                          !profile.allow_tool_config_escape,
+                                          {}};
+  const std::vector<std::string> writable = protect::writable_dirs(policy);
+  protection = protect::compute_plan(policy, req.workdir, writable, hold_options);
   protection.accept_unprotected = profile.accept_unprotected_denies;
+  for (const auto& n : protection.notes) gen.warnings.push_back(n);
+  if (!protection.empty()) protect::prepare(protection);
+  held = protect::make_held_state(protection, writable, req.workdir, hold_options);
   if (backend_holds && !protection.empty()) {
-    protect::prepare(protection);
     policy.held = protect::held_paths(protection);
     protection = {};
   }
@@ -423,7 +432,6 @@ SessionOutcome write_session(const SessionRequest& req, const Installation& inst
     if (!protection_live)
       gen.warnings.push_back("protection of paths inside writable directories is OFF (" + why +
                              "; the profile accepts it)");
-    protect::prepare(protection);
   }
 #endif
 
@@ -492,11 +500,13 @@ SessionOutcome write_session(const SessionRequest& req, const Installation& inst
         f.name == kPolicyFile || f.name[0] == '.' || f.name == credentials::kKubeconfigFile ||
         f.name == credentials::kAwsFile || f.name == credentials::kGithubFile ||
         f.name == credentials::kLockFile || f.name == protect::kProtectFile ||
-        f.name == protect::kMaskFile)
+        f.name == protect::kMaskFile || f.name == protect::kHeldFile ||
+        f.name == protect::kIndexCacheFile)
       throw BackendError("backend rendered an invalid file name `" + f.name + "`");
   if (kube.yaml) files.push_back({credentials::kKubeconfigFile, *kube.yaml});
   files.push_back({protect::kProtectFile, protect::to_json(protection)});
   files.push_back({protect::kMaskFile, ""});
+  files.push_back({protect::kHeldFile, protect::to_json(held)});
   files.push_back({kPolicyFile, policy_to_json(policy)});
   for (const auto& f : files) config.pinned_files.push_back(f.name);
   files.push_back({kBoundaryFile, boundary_to_json(config)});

@@ -10,12 +10,14 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <tuple>
 
 #include "agent_boundary/error.hpp"
 #include "credentials/kubeconfig.hpp"
 #include "git_dir.hpp"
 #include "paths.hpp"
 #include "policy_gen.hpp"
+#include "protect/checkpoint.hpp"
 #include "secure_file.hpp"
 
 namespace fs = std::filesystem;
@@ -39,6 +41,16 @@ std::string why_wider(const Profile& narrow_profile, const GenerationResult& nar
   if (narrow_profile.backend_options != wide_profile.backend_options)
     return "its `backend_options:` differ";
   if (narrow_profile.backend != wide_profile.backend) return "it names another backend";
+  for (const auto& [n, w, key] :
+       {std::tuple{narrow_profile.allow_git_hook_escape, wide_profile.allow_git_hook_escape,
+                   "allow_git_hook_escape"},
+        std::tuple{narrow_profile.allow_agent_settings_escape,
+                   wide_profile.allow_agent_settings_escape, "allow_agent_settings_escape"},
+        std::tuple{narrow_profile.allow_submodule_escape, wide_profile.allow_submodule_escape,
+                   "allow_submodule_escape"},
+        std::tuple{narrow_profile.allow_tool_config_escape, wide_profile.allow_tool_config_escape,
+                   "allow_tool_config_escape"}})
+    if (n && !w) return std::string("it sets ") + key;
   if (narrow_profile.aws_profile && narrow_profile.aws_profile != wide_profile.aws_profile)
     return "it asks for other AWS credentials";
   if (narrow_profile.github_push.value_or(false) && !wide_profile.github_push.value_or(false))
@@ -93,7 +105,16 @@ std::string end_session(const std::string& session_id, const Installation& insta
                         const HookContext& hook) {
   const std::string dir = session_dir_for_id(hook.state_root, session_id);
   if (dir.empty()) return "no valid session id in the payload";
-  return stop_session(dir, install);
+  // Last chance to neutralise what background processes planted after the last command.
+  std::string note;
+  try {
+    for (const auto& a : protect::checkpoint_session(dir)) note += (note.empty() ? "" : "; ") + a;
+  } catch (const Error& e) {
+    note = "checkpoint: " + e.message();
+  }
+  const std::string stopped = stop_session(dir, install);
+  if (!stopped.empty()) note += (note.empty() ? "" : "; ") + stopped;
+  return note;
 }
 
 namespace {

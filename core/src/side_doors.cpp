@@ -36,7 +36,7 @@ std::vector<std::string> close_side_doors(const BoundaryConfig& config, const Ba
   for (auto& path : host_sockets::sockets_to_hide(scrub.allowed_sockets)) {
     const bool already = std::any_of(plan.protection.mounts.begin(), plan.protection.mounts.end(),
                                      [&](const protect::MountOp& m) { return m.path == path; });
-    if (!already) plan.protection.mounts.push_back({std::move(path), false, true});
+    if (!already) plan.protection.mounts.push_back({std::move(path), false, true, {}});
   }
 #endif
   return passed;

@@ -47,6 +47,9 @@ SSH_SECRET = "FAKE-SSH-SECRET"
 AWS_SECRET = "FAKE-AWS-SECRET"
 AWS_CONFIG_SECRET = "FAKE-AWS-CONFIG"
 README_TEXT = "WORKTREE-README-CONTENT\n"
+# The empty directories a session creates in its workdir to hold them (issue 12).
+TOOL_CONFIG_DIRS = {".vscode", ".idea", ".devcontainer", ".codex", ".gemini", ".github",
+                    ".opencode", ".cursor"}
 
 GIT_IDENTITY = {
     "GIT_AUTHOR_NAME": "Boundary Tester",

@@ -54,7 +54,7 @@ def test_no_subcommand_means_status(world, session):
 def test_session_files_are_private(world, session):
     assert file_mode(session) == 0o700
     names = sorted(os.listdir(session))
-    assert names == ["boundary.json", "mask", "nono-profile.json", "policy.json",
+    assert names == ["boundary.json", "held.json", "mask", "nono-profile.json", "policy.json",
                      "protect.json"], names
     for name in names:
         assert file_mode(session / name) == 0o600, name
@@ -175,8 +175,8 @@ def test_off_and_on_change_only_the_state(world, session):
     assert r.stdout.splitlines()[0] == "profile default state on"
     assert json.loads((session / "boundary.json").read_text()) == boundary_before
     assert snapshot() == before
-    assert sorted(os.listdir(session)) == ["boundary.json", "mask", "nono-profile.json",
-                                           "policy.json", "protect.json"]
+    assert sorted(os.listdir(session)) == ["boundary.json", "held.json", "mask",
+                                           "nono-profile.json", "policy.json", "protect.json"]
 
 
 def test_reload_keeps_state(world, session):

@@ -835,13 +835,16 @@ const std::vector<std::string> kExpectedKeys = {"name",
                                                 "allow_git_hook_escape",
                                                 "allow_agent_settings_escape",
                                                 "allow_host_sockets",
-                                                "keep_secret_env"};
+                                                "keep_secret_env",
+                                                "allow_submodule_escape",
+                                                "allow_tool_config_escape"};
 
 // A minimal valid value for each top-level key.
 std::string sample_value(const std::string& key) {
   if (key == "name" || key == "description") return "x";
   if (key == "self_edit" || key == "git_common_dir" || key == "accept_unprotected_denies" ||
-      key == "allow_git_hook_escape" || key == "allow_agent_settings_escape")
+      key == "allow_git_hook_escape" || key == "allow_agent_settings_escape" ||
+      key == "allow_submodule_escape" || key == "allow_tool_config_escape")
     return "true";
   if (key == "aws") return "{profile: p}";
   if (key == "kube") return "{eks: false, orbstack: true}";

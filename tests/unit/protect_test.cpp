@@ -33,6 +33,9 @@ std::vector<std::string> paths(const ProtectPlan& plan, bool pin) {
   return out;
 }
 
+// The groups issue 4 held (git, agent settings), without submodules and tool configs.
+const PlanOptions kGitAndSettings{true, true, false, false, {}};
+
 std::vector<std::string> placeholder_paths(const ProtectPlan& plan) {
   std::vector<std::string> out;
   for (const auto& p : plan.placeholders) out.push_back(p.path);
@@ -50,7 +53,7 @@ TEST(ProtectPlan, PlainRepoProtectsHooksConfigCommondirAndSettings) {
   const std::string wd = w.dir("wd");
   run_git(wd, {"init", "-q"});
   const auto policy = policy_with(wd);
-  const ProtectPlan plan = compute_plan(policy, wd, writable_dirs(policy));
+  const ProtectPlan plan = compute_plan(policy, wd, writable_dirs(policy), kGitAndSettings);
   EXPECT_THAT(paths(plan, false),
               ::testing::UnorderedElementsAre(wd + "/.git/hooks", wd + "/.git/config",
                                               wd + "/.git/commondir", wd + "/.claude"));
@@ -67,7 +70,7 @@ TEST(ProtectPlan, GrantCoveringTheWorkdirsParentPinsTheWorkdir) {
   TestWorld w;
   const std::string wd = w.dir("a/wd");
   const auto policy = policy_with(w.path("a"));
-  const ProtectPlan plan = compute_plan(policy, wd, writable_dirs(policy));
+  const ProtectPlan plan = compute_plan(policy, wd, writable_dirs(policy), kGitAndSettings);
   EXPECT_THAT(paths(plan, true), ::testing::UnorderedElementsAre(wd));
   EXPECT_THAT(paths(plan, false), ::testing::UnorderedElementsAre(wd + "/.claude"));
 }
@@ -132,7 +135,7 @@ TEST(ProtectPlan, PrepareCreatesPlaceholdersAndRefusesLinks) {
   ::unlink((wd + "/cfg").c_str());
   w.symlink("wd/.claude/settings.json", "../x.json");
   ProtectPlan deny_plan = plan;
-  deny_plan.mounts.push_back({wd + "/.claude/settings.json", false});
+  deny_plan.mounts.push_back({wd + "/.claude/settings.json", false, false, {}});
   EXPECT_THROW(prepare(deny_plan), SessionError);
 }
 
@@ -150,9 +153,48 @@ TEST(ProtectPlan, CoverageSaysHowADenyIsHeld) {
   EXPECT_EQ(coverage(plan, wd + "/other"), "");
 }
 
+TEST(ProtectPlan, HoldsProjectHookLocationsSubmodulesAndToolConfigs) {
+  TestWorld w;
+  const std::string wd = w.dir("wd");
+  run_git(wd, {"init", "-q"});
+  run_git(wd, {"config", "core.hooksPath", ".husky"});
+  run_git(wd, {"config", "include.path", "../project.gitconfig"});
+  run_git(wd, {"config", "extensions.worktreeConfig", "true"});
+  w.file("wd/.git/modules/lib/HEAD", "ref: refs/heads/main\n");
+  w.file("wd/.git/modules/lib/config", "[core]\n");
+  w.file("wd/.mcp.json", "{}");
+  w.file("wd/shared.json", "{}");
+  w.symlink("wd/opencode.json", "shared.json");
+  const auto policy = policy_with(wd);
+  const ProtectPlan plan = compute_plan(policy, wd, writable_dirs(policy));
+  const auto key_of = [&](const std::string& p) {
+    for (const auto& m : plan.mounts)
+      if (m.path == p && !m.pin) return m.key;
+    return std::string("(not held)");
+  };
+  EXPECT_EQ(key_of(wd + "/.husky"), "allow_git_hook_escape");
+  EXPECT_EQ(key_of(wd + "/project.gitconfig"), "allow_git_hook_escape");
+  EXPECT_EQ(key_of(wd + "/.git/config.worktree"), "allow_git_hook_escape");
+  EXPECT_EQ(key_of(wd + "/.git/modules/lib/config"), "allow_submodule_escape");
+  EXPECT_EQ(key_of(wd + "/.git/modules/lib/hooks"), "allow_submodule_escape");
+  EXPECT_EQ(key_of(wd + "/.vscode"), "allow_tool_config_escape");
+  EXPECT_EQ(key_of(wd + "/.github/hooks"), "allow_tool_config_escape");
+  EXPECT_EQ(key_of(wd + "/.mcp.json"), "allow_tool_config_escape");
+  EXPECT_EQ(key_of(wd + "/opencode.json"), "(not held)");  // a symlink: a note instead
+  EXPECT_THAT(plan.notes, ::testing::Contains(::testing::HasSubstr("opencode.json")));
+  EXPECT_THAT(placeholder_paths(plan),
+              ::testing::IsSupersetOf({wd + "/project.gitconfig", wd + "/.git/config.worktree"}));
+  bool envrc_watched = false;
+  for (const auto& x : plan.watched) envrc_watched = envrc_watched || x.path == wd + "/.envrc";
+  EXPECT_TRUE(envrc_watched);
+  const ProtectPlan none =
+      compute_plan(policy, wd, writable_dirs(policy), {false, false, false, false, {}});
+  EXPECT_TRUE(none.empty());
+}
+
 TEST(ProtectPlan, JsonRoundTrip) {
   ProtectPlan plan;
-  plan.mounts = {{"/w/.git", true}, {"/w/.git/config", false}};
+  plan.mounts = {{"/w/.git", true, false, {}}, {"/w/.git/config", false, false, {}}};
   plan.covered_denies = {"/w/x"};
   plan.accept_unprotected = true;
   const ProtectPlan back = from_json(to_json(plan), "t");

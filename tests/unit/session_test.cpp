@@ -227,7 +227,7 @@ TEST_F(SessionTest, EveryPinnedFileIsListedAndAMissingOneRefusesTheSession) {
   const std::string dir = w.path("state/sessions/s1");
   const BoundaryConfig c = read_boundary(dir);
   EXPECT_THAT(c.pinned_files, ::testing::UnorderedElementsAre("fake-backend.json", "protect.json",
-                                                              "mask", "policy.json"));
+                                                              "mask", "held.json", "policy.json"));
   EXPECT_THAT(damaged_pinned_files(dir, c), ::testing::IsEmpty());
   EXPECT_NO_THROW(require_pinned_files(dir, c));
   // The list survives a state change.

@@ -15,8 +15,10 @@
 #include <nlohmann/json.hpp>
 
 #include "agent_boundary/error.hpp"
+#include "git/git_locations.hpp"
 #include "git_dir.hpp"
 #include "paths.hpp"
+#include "protect/held_list.hpp"
 #include "secure_file.hpp"
 
 namespace agent_boundary::protect {
@@ -49,14 +51,54 @@ std::string outermost(const std::string& path, const std::vector<std::string>& w
 struct Builder {
   const std::vector<std::string>& writable;
   ProtectPlan plan;
+  std::string key;  // the held group being added
 
   void add_mount(const std::string& path, bool pin) {
     for (auto& m : plan.mounts)
       if (m.path == path) {
+        if (m.pin && !pin) m.key = key;
         m.pin = m.pin && pin;  // protection wins over a pin
         return;
       }
-    plan.mounts.push_back({path, pin});
+    plan.mounts.push_back({path, pin, false, pin ? std::string() : key});
+  }
+  // Like protect(), for paths the project may legitimately have made a symlink or hard
+  // link: those cannot be held (prepare() would refuse the session), so they are left
+  // out with a note. An absent file is watched instead (when `watch`).
+  void hold(const std::string& path, bool dir, bool watch, const char* placeholder = nullptr) {
+    if (outermost(path, writable).empty()) return;
+    struct stat st {};
+    if (!exists(path, st)) {
+      if (!dir && !placeholder) {
+        if (watch) plan.watched.push_back({path, key});
+        return;
+      }
+    } else if (S_ISLNK(st.st_mode)) {
+      plan.notes.push_back(path +
+                           " is not held (a symlink; replace it with its target to hold it)");
+      return;
+    } else if (S_ISREG(st.st_mode) && st.st_nlink > 1) {
+      plan.notes.push_back(path + " is not held (it has hard links)");
+      return;
+    } else if (S_ISDIR(st.st_mode) && has_linked_file(path)) {
+      plan.notes.push_back(path + " is not held (a file in it has hard links)");
+      return;
+    }
+    protect(path, placeholder, dir);
+  }
+  static bool has_linked_file(const std::string& dir) {
+    DIR* d = ::opendir(dir.c_str());
+    if (!d) return false;
+    bool linked = false;
+    while (const dirent* e = ::readdir(d)) {
+      if (e->d_name[0] == '.') continue;
+      struct stat st {};
+      if (::lstat((dir + "/" + e->d_name).c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+          st.st_nlink > 1)
+        linked = true;
+    }
+    ::closedir(d);
+    return linked;
   }
   // Pin every directory strictly below the outermost writable grant down to `dir`.
   void pin_chain(const std::string& top, const std::string& dir) {
@@ -100,11 +142,19 @@ std::vector<std::string> writable_dirs(const ResolvedPolicy& policy) {
 }
 
 ProtectPlan compute_plan(const ResolvedPolicy& policy, const std::string& workdir_in,
-                         const std::vector<std::string>& writable, const PlanOptions& options) {
-  Builder b{writable, {}};
+                         const std::vector<std::string>& writable, const PlanOptions& options_in) {
+  PlanOptions options = options_in;
+#ifdef AB_MUTANT_PLANTS
+  options.submodules = options.tool_config = false;  // mutant (tests/mutation only)
+  const bool project_git_locations = false;
+#else
+  const bool project_git_locations = true;
+#endif
+  Builder b{writable, {}, {}};
   const std::string workdir = resolve_existing_prefix(workdir_in);
   const auto git = options.git ? find_git_layout(workdir) : std::nullopt;
   if (git) {
+    b.key = info(HeldGroup::git).key;
     const std::string& common = git->common_dir;
     b.protect(common + "/hooks", nullptr, true);
     b.protect(common + "/config", nullptr);
@@ -127,11 +177,64 @@ ProtectPlan compute_plan(const ResolvedPolicy& policy, const std::string& workdi
         b.protect(admin + "/" + n + "/gitdir", nullptr);
       }
     }
+    // Where the project points git: its hooks path (created when absent, so a hook
+    // cannot be added), included config files and config.worktree (empty placeholders:
+    // git reads an empty config as no config).
+    const std::string home = options.home.empty() ? home_dir() : options.home;
+    const git::ConfigLocations where =
+        project_git_locations ? git::config_locations(*git, home) : git::ConfigLocations{};
+    for (const auto& d : where.hooks_dirs) b.hold(resolve_existing_prefix(d), true, false);
+    for (const auto& f : where.include_files) b.hold(resolve_existing_prefix(f), false, false, "");
+    for (const auto& f : where.worktree_configs)
+      b.hold(f, false, false, where.worktree_config ? "" : nullptr);
   }
   // Agent settings decide which plugins and hooks run outside the boundary. The whole
   // directory is bound read-only (created when absent): a directory-level bind also covers
   // absent files and survives a host-side atomic save of a file in it.
+  b.key = info(HeldGroup::agent_settings).key;
   if (options.agent_settings) b.protect(workdir + "/.claude", nullptr, true);
+  // Submodules' git dirs, and the `.git` of every gitlink (its config is read by host git's
+  // `git status`). Git dirs that appear later are the checkpoint's (checkpoint.hpp).
+  const auto repo = find_git_layout(workdir);
+  if (options.submodules && repo) {
+    b.key = info(HeldGroup::submodules).key;
+    b.hold(repo->top + "/.gitmodules", false, false);
+    // A linked worktree keeps its submodules' git dirs in its own admin dir.
+    std::vector<std::string> nested = git::module_git_dirs(repo->common_dir);
+    if (repo->git_dir != repo->common_dir)
+      for (const auto& m : git::module_git_dirs(repo->git_dir)) nested.push_back(m);
+    try {
+      for (const auto& dot_git :
+           git::gitlink_dot_gits(repo->git_dir, repo->top, git::hash_len(repo->common_dir))) {
+        struct stat st {};
+        if (::lstat(dot_git.c_str(), &st) == 0 && S_ISREG(st.st_mode))
+          b.hold(dot_git, false, false);
+        else if (S_ISDIR(st.st_mode))
+          nested.push_back(dot_git);
+      }
+    } catch (const Error& e) {
+      b.plan.notes.push_back("gitlinks not held: " + e.message());
+    }
+    for (const auto& g : nested) {
+      b.hold(g + "/config", false, false);
+      b.hold(g + "/hooks", true, false);
+      b.hold(g + "/config.worktree", false, false);
+    }
+  }
+  if (options.tool_config) {
+    b.key = info(HeldGroup::tool_config).key;
+    for (const auto& t : tool_configs()) {
+      const std::string p = workdir + "/" + t.path;
+      // `.github/hooks` needs `.github` first; an absent parent is created (empty).
+      const std::string parent = parent_of(p);
+      if (t.dir && parent != workdir && !is_dir(parent)) {
+        if (!outermost(parent, b.writable).empty() && !b.planned_dir(parent))
+          b.plan.dirs_to_create.push_back(parent);
+      }
+      b.hold(p, t.dir, true);
+    }
+  }
+  b.key.clear();
   for (const auto& deny : policy.denies) {
     if (deny.origin != "profile") continue;
     const std::string real = resolve_existing_prefix(deny.path);
@@ -151,7 +254,7 @@ ProtectPlan compute_plan(const ResolvedPolicy& policy, const std::string& workdi
           if (m.path == real) m.mask = true;
       b.plan.covered_denies.push_back(deny.path);
     } else if (inside_protected && present) {
-      b.plan.mounts.push_back({real, false, true});
+      b.plan.mounts.push_back({real, false, true, {}});
       b.plan.covered_denies.push_back(deny.path);
     }
   }
@@ -265,7 +368,7 @@ ProtectPlan from_json(const std::string& text, const std::string& where) {
       const std::string kind = m.at("kind").get<std::string>();
       if (path.empty() || path[0] != '/' || (kind != "pin" && kind != "protect" && kind != "mask"))
         throw std::runtime_error("bad mount entry");
-      plan.mounts.push_back({path, kind == "pin", kind == "mask"});
+      plan.mounts.push_back({path, kind == "pin", kind == "mask", {}});
     }
     for (const auto& p : j.at("placeholders"))
       plan.placeholders.push_back({p.get<std::string>(), {}});

@@ -22,6 +22,14 @@ struct MountOp {
   std::string path;
   bool pin = false;   // true: recursive rw self-bind; false: read-only self-bind
   bool mask = false;  // a profile deny: hidden under an empty read-only file or directory
+  std::string key;    // the profile key of the held group (held_list.hpp); empty for a deny
+};
+
+// A held file that did not exist at session creation: nothing to bind, so the
+// checkpoint moves it aside when it appears and the gate refuses to write it.
+struct Watched {
+  std::string path;
+  std::string key;
 };
 
 struct Placeholder {
@@ -34,6 +42,8 @@ struct ProtectPlan {
   std::vector<Placeholder> placeholders;  // created at session creation, then protected
   std::vector<std::string> dirs_to_create;
   std::vector<std::string> covered_denies;  // profile denies the plan enforces
+  std::vector<Watched> watched;             // absent held files (not in protect.json)
+  std::vector<std::string> notes;           // held paths left out, and why (warnings)
   bool accept_unprotected = false;          // profile: accept_unprotected_denies
   bool empty() const { return mounts.empty(); }
 };
@@ -45,6 +55,9 @@ std::vector<std::string> writable_dirs(const ResolvedPolicy& policy);
 struct PlanOptions {
   bool git = true;             // false: profile `allow_git_hook_escape`
   bool agent_settings = true;  // false: profile `allow_agent_settings_escape`
+  bool submodules = true;      // false: profile `allow_submodule_escape`
+  bool tool_config = true;     // false: profile `allow_tool_config_escape`
+  std::string home;            // for `~` in git config values; empty: home_dir()
 };
 ProtectPlan compute_plan(const ResolvedPolicy& policy, const std::string& workdir,
                          const std::vector<std::string>& writable, const PlanOptions& options = {});

@@ -1,0 +1,168 @@
+// The git config parser and sanitiser, the index's gitlink reader and the checkpoint that
+// neutralises what a sandbox planted in nested git dirs (issue 12).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include "agent_boundary/error.hpp"
+#include "git/git_config.hpp"
+#include "git/git_index.hpp"
+#include "protect/checkpoint.hpp"
+#include "protect/held_state.hpp"
+#include "secure_file.hpp"
+#include "test_world.hpp"
+
+namespace agent_boundary {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::run_git;
+using testing::TestWorld;
+
+std::string sanitise(const std::string& text, std::vector<std::string>* removed = nullptr) {
+  std::vector<std::string> r;
+  const std::string out = git::sanitise_config(text, r);
+  if (removed) *removed = r;
+  return out;
+}
+
+TEST(GitConfig, ParsesSectionsSubsectionsAndValues) {
+  const auto lines = git::parse_config(
+      "[core]\n\tHooksPath = \".husky\" # c\n[includeIf \"gitdir:~/x/\"]\n  path = a.cfg\n");
+  EXPECT_EQ(git::values_of(lines, "core.hookspath"), std::vector<std::string>{".husky"});
+  EXPECT_EQ(git::values_of(lines, "includeif.*.path"), std::vector<std::string>{"a.cfg"});
+}
+
+TEST(GitConfig, SanitiserKeepsHarmlessKeys) {
+  const std::string ok =
+      "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = ../../../sub\n"
+      "[remote \"origin\"]\n\turl = https://example.com/x.git\n\tfetch = +refs/*:refs/*\n"
+      "[branch \"main\"]\n\tremote = origin\n\tmerge = refs/heads/main\n";
+  std::vector<std::string> removed;
+  EXPECT_EQ(sanitise(ok, &removed), ok);
+  EXPECT_TRUE(removed.empty());
+}
+
+TEST(GitConfig, SanitiserNeutralisesEveryWayToRunAProgram) {
+  for (const std::string evil : {"[core]\n\tfsmonitor = touch /tmp/m\n",
+                                 "[core]\n\thooksPath = /tmp/h\n",
+                                 "[core]\n\tsshCommand = x\n",
+                                 "[core]\n\tpager = x\n",
+                                 "[core]\n\teditor = x\n",
+                                 "[diff]\n\texternal = x\n",
+                                 "[filter \"lfs\"]\n\tclean = x\n",
+                                 "[alias]\n\tst = !x\n",
+                                 "[alias]\n\tst = -c core.fsmonitor=x status\n",
+                                 "[credential]\n\thelper = !x\n",
+                                 "[include]\n\tpath = ../evil\n",
+                                 "[includeIf \"gitdir:/\"]\n\tpath = ../evil\n",
+                                 "[CORE]\n\tFSMONITOR = x\n",
+                                 "[core \"x\"]\n\tfsmonitor = x\n",
+                                 "[core] fsmonitor = x\n",
+                                 "[core]\n\tpager = a \\\nfsmonitor = x\n",
+                                 "[remote \"o\"]\n\turl = ext::sh -c x\n",
+                                 "fsmonitor = x\n",
+                                 "[core.x]\n\tfsmonitor = x\n",
+                                 "\xef\xbb\xbf[core]\n\tfsmonitor=x\n"}) {
+    std::vector<std::string> removed;
+    const std::string out = sanitise(evil, &removed);
+    EXPECT_FALSE(removed.empty()) << evil;
+    for (const auto& l : git::parse_config(out))
+      EXPECT_TRUE(l.kind != git::ConfigLine::Kind::entry || git::harmless_entry(l))
+          << evil << " -> " << out;
+  }
+}
+
+TEST(GitConfig, AHeaderWithAKeyOnItsLineTakesTheFollowingKeysWithIt) {
+  // After the odd header goes, `y` belongs to [core] for git: it is judged there again.
+  const std::string out = sanitise("[core]\n\tbare = false\n[alias] x = !a\n\ty = !b\n");
+  EXPECT_THAT(out, HasSubstr("# agent-boundary neutralised: [alias] x = !a"));
+  EXPECT_THAT(out, HasSubstr("# agent-boundary neutralised: \ty = !b"));
+}
+
+TEST(GitIndex, FindsGitlinksInEveryIndexVersion) {
+  for (const char* version : {"2", "3", "4"}) {
+    TestWorld w;
+    const std::string wd = w.dir("wd");
+    run_git(wd, {"init", "-q"});
+    run_git(wd, {"config", "index.version", version});
+    w.file("wd/a.txt");
+    w.file("wd/dir/b.txt");
+    const std::string sub = w.dir("wd/dir/sub");
+    run_git(sub, {"init", "-q"});
+    w.file("wd/dir/sub/c.txt");
+    run_git(sub, {"add", "c.txt"});
+    run_git(sub, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "c"});
+    run_git(wd, {"add", "-A"});
+    run_git(wd, {"update-index", "--index-version", version});
+    const auto links = git::read_gitlinks(wd + "/.git/index");
+    EXPECT_EQ(links.paths, std::vector<std::string>{"dir/sub"}) << "index version " << version;
+  }
+}
+
+TEST(GitIndex, MissingIndexHasNoGitlinksAndGarbageIsAnError) {
+  TestWorld w;
+  EXPECT_TRUE(git::read_gitlinks(w.path("none")).paths.empty());
+  EXPECT_THROW(git::read_gitlinks(w.file("bad", "not an index at all, certainly")), Error);
+}
+
+TEST(Checkpoint, NeutralisesANestedRepositoryAddedAsAGitlink) {
+  TestWorld w;
+  const std::string wd = w.dir("wd");
+  run_git(wd, {"init", "-q"});
+  protect::HeldState s;
+  s.writable = {wd};
+  s.top = s.git_dir = wd;
+  s.git_dir = s.common_dir = wd + "/.git";
+  const std::string sub = w.dir("wd/sub");
+  run_git(sub, {"init", "-q"});
+  w.file("wd/sub/f");
+  run_git(sub, {"add", "f"});
+  run_git(sub, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "c"});
+  run_git(sub, {"config", "core.fsmonitor", "touch marker"});
+  w.file("wd/sub/.git/hooks/post-checkout", "#!/bin/sh\n");
+  ::chmod((sub + "/.git/hooks/post-checkout").c_str(), 0755);
+  run_git(wd, {"add", "sub"});
+  const auto actions = protect::checkpoint(s);
+  ASSERT_EQ(actions.size(), 2u);
+  EXPECT_THAT(actions[0], HasSubstr("core.fsmonitor"));
+  EXPECT_THAT(actions[1], HasSubstr("disabled the hook"));
+  EXPECT_THAT(*read_file(sub + "/.git/config"), HasSubstr("# agent-boundary neutralised"));
+  EXPECT_TRUE(protect::checkpoint(s).empty());  // nothing left to do
+}
+
+TEST(Checkpoint, LeavesGitDirsOutsideTheWritableGrantsAlone) {
+  TestWorld w;
+  const std::string wd = w.dir("wd");
+  run_git(wd, {"init", "-q"});
+  const std::string other = w.dir("other");
+  run_git(other, {"init", "-q"});
+  run_git(other, {"config", "core.pager", "less"});
+  protect::HeldState s;
+  s.writable = {wd};
+  s.top = wd;
+  s.git_dir = s.common_dir = wd + "/.git";
+  w.dir("wd/.git/modules");
+  ASSERT_EQ(::symlink(other.c_str(), (wd + "/.git/modules/x").c_str()), 0);
+  EXPECT_TRUE(protect::checkpoint(s).empty());
+  EXPECT_THAT(*read_file(other + "/.git/config"), ::testing::Not(HasSubstr("neutralised")));
+}
+
+TEST(Checkpoint, MovesAsideAWatchedFileThatAppeared) {
+  TestWorld w;
+  const std::string wd = w.dir("wd");
+  protect::HeldState s;
+  s.writable = {wd};
+  s.held.push_back({wd + "/.mcp.json", "allow_tool_config_escape", false});
+  EXPECT_TRUE(protect::checkpoint(s).empty());
+  w.file("wd/.mcp.json", "{}");
+  const auto actions = protect::checkpoint(s);
+  ASSERT_EQ(actions.size(), 1u);
+  EXPECT_THAT(actions[0], HasSubstr("allow_tool_config_escape"));
+  struct stat st {};
+  EXPECT_NE(::lstat((wd + "/.mcp.json").c_str(), &st), 0);
+  EXPECT_EQ(::lstat((wd + "/.mcp.json.agent-boundary-moved").c_str(), &st), 0);
+}
+
+}  // namespace
+}  // namespace agent_boundary
