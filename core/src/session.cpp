@@ -343,7 +343,8 @@ SessionOutcome write_session(const SessionRequest& req, const Installation& inst
 #ifdef __linux__
   protection =
       protect::compute_plan(policy, req.workdir, protect::writable_dirs(policy),
-                            {!profile.allow_git_hook_escape, !profile.allow_agent_settings_escape});
+                            {!profile.allow_git_hook_escape, !profile.allow_agent_settings_escape,
+                             ctx.installation_paths});
   protection.accept_unprotected = profile.accept_unprotected_denies;
   if (backend_holds && !protection.empty()) {
     protect::prepare(protection);

@@ -155,6 +155,18 @@ ProtectPlan compute_plan(const ResolvedPolicy& policy, const std::string& workdi
       b.plan.covered_denies.push_back(deny.path);
     }
   }
+  // Installed code inside a writable grant: readable (it is no secret) but never writable,
+  // since a hook runs it outside the boundary later.
+  for (const auto& deny : policy.denies) {
+    if (deny.origin != "self-protection") continue;
+    const std::string real = resolve_existing_prefix(deny.path);
+    if (std::find(options.installation.begin(), options.installation.end(), real) ==
+        options.installation.end())
+      continue;
+    struct stat st {};
+    if (!exists(real, st) || outermost(real, b.writable).empty()) continue;
+    if (b.protect(real, nullptr, S_ISDIR(st.st_mode))) b.plan.covered_denies.push_back(deny.path);
+  }
   std::stable_sort(
       b.plan.mounts.begin(), b.plan.mounts.end(),
       [](const MountOp& x, const MountOp& y) { return depth(x.path) < depth(y.path); });
@@ -229,7 +241,8 @@ std::string coverage(const ProtectPlan& plan, const std::string& path_in) {
            " is bound read-only (writes and creation refused, reads allowed)";
   struct stat st {};
   const bool dir = ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-  if (dir) return base + "hidden under an empty read-only directory";
+  if (dir && best->mask) return base + "hidden under an empty read-only directory";
+  if (dir) return base + "the directory is bound read-only (writes refused, reads allowed)";
   return base +
          (best->mask ? "hidden under an empty read-only file" : "read-only empty placeholder") +
          " (file-level bind: a host-side replace of the file drops it for running commands)";

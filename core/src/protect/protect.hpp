@@ -45,6 +45,10 @@ std::vector<std::string> writable_dirs(const ResolvedPolicy& policy);
 struct PlanOptions {
   bool git = true;             // false: profile `allow_git_hook_escape`
   bool agent_settings = true;  // false: profile `allow_agent_settings_escape`
+  // Installed code (resolved) that later hooks run: held read-only, not hidden, when a
+  // writable grant holds it (e.g. the Claude plugin read in place from the checkout the
+  // agent works in). Its self-protection deny is then covered.
+  std::vector<std::string> installation;
 };
 ProtectPlan compute_plan(const ResolvedPolicy& policy, const std::string& workdir,
                          const std::vector<std::string>& writable, const PlanOptions& options = {});
