@@ -166,6 +166,11 @@ LoadedSession load_session(const ToolCall& call, const HookContext& ctx) {
 }
 
 std::string no_policy_reason(const LoadedSession& s) {
+  if (!s.dir.empty())
+    if (const auto why = read_file(start_error_file(s.dir), 4096))
+      return "[gate] the session start could not create this session's boundary: " + *why +
+             ". Every tool call stays blocked: fix that, then start or resume the session "
+             "again (`reload` cannot help).";
   return "[gate] " + s.error +
          ". Run `agent-boundary reload`, or restart the session to generate one.";
 }
@@ -290,6 +295,11 @@ Decision decide_path(const ToolCall& call, const HookContext& ctx, const LoadedS
 
 std::string session_dir_for_id(const std::string& state_root, const std::string& id) {
   return valid_session_id(id) ? state_root + "/sessions/" + id : std::string();
+}
+
+std::string start_error_file(const std::string& session_dir) {
+  const fs::path p(session_dir);
+  return (p.parent_path() / ("." + p.filename().string() + ".start-error")).string();
 }
 
 std::string wrapped_command(const std::string& bin, const std::string& dir, const std::string& cwd,
