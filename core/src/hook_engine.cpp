@@ -256,6 +256,12 @@ Decision decide_path(const ToolCall& call, const HookContext& ctx, const LoadedS
         return deny(label + ": refusing to let the sandbox rewrite its own policy (" + p + ")");
     }
   }
+  // In-process tools run in the agent's own process: /proc there is the agent's (its
+  // environment, its memory), not the sandbox's private one.
+  if (path_within(canonical, "/proc"))
+    return deny(label +
+                ": /proc is not the sandbox's here (the tool runs in the agent's own "
+                "process); read it with a command instead");
   const auto policy_text = read_file(s.dir + "/" + kPolicyFile, 16 << 20);
   if (!policy_text) return deny(no_policy_reason(s));
   const ResolvedPolicy policy = policy_from_json(*policy_text, s.dir + "/" + kPolicyFile);

@@ -369,6 +369,16 @@ SessionOutcome write_session(const SessionRequest& req, const Installation& inst
                              "; the profile accepts it)");
     protect::prepare(protection);
   }
+  // The command's own processes in /proc (runtimes, build tools and `ps` read /proc/self),
+  // and nobody else's: granted only where the launcher gives it a PID namespace and a /proc
+  // of its own. Other processes' /proc entries (their environment) stay out of reach.
+  if (!backend_holds) {
+    std::string why;
+    if (protection_live || (protection.empty() && protect::namespaces_available(why))) {
+      protection.private_proc = true;
+      policy.grants.push_back({"/proc", Access::read, PathKind::directory, false, "private-proc"});
+    }
+  }
 #endif
 
   BoundaryConfig config;

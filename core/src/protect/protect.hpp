@@ -35,7 +35,10 @@ struct ProtectPlan {
   std::vector<std::string> dirs_to_create;
   std::vector<std::string> covered_denies;  // profile denies the plan enforces
   bool accept_unprotected = false;          // profile: accept_unprotected_denies
-  bool empty() const { return mounts.empty(); }
+  // A PID namespace with its own /proc: the command sees only its own processes there, so
+  // the policy can grant /proc (its /proc/self, `ps`) without exposing any other process.
+  bool private_proc = false;
+  bool empty() const { return mounts.empty() && !private_proc; }
 };
 
 // The writable directory grants of a policy (realpath'd), plus any extra ones.
