@@ -52,6 +52,7 @@ import gzip
 import itertools
 import json
 import threading
+import uuid
 import zlib
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -125,6 +126,7 @@ class ModelServer:
         self.requests: list[Request] = []
         self._lock = threading.Lock()
         self._generation = itertools.count(1)
+        self._token = uuid.uuid4().hex[:8]
         self._ids = itertools.count(1)
         self.set_script(script)
         self._httpd: ThreadingHTTPServer | None = None
@@ -171,7 +173,9 @@ class ModelServer:
     def set_script(self, script) -> None:
         with self._lock:
             self.script = list(script)
-            self._prefix = f"toolu_e2e{next(self._generation)}s"
+            # Unique across servers too: a resumed session's history holds the ids an
+            # earlier server played, which must not count as steps of this script.
+            self._prefix = f"toolu_e2e{self._token}g{next(self._generation)}s"
 
     def _tool_id(self, step: int, k: int) -> str:
         # Unique per answer (a subagent's conversation plays the same steps): the step and
