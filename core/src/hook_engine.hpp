@@ -24,6 +24,9 @@ struct HookContext {
   // A session with a protection plan (Linux) is probed through the pinned launcher, so the
   // probe sees the same read-only binds as commands; tests of the backend's probe turn it off.
   bool probe_through_launcher = true;
+  // The backend a new session gets (--backend / AGENT_BOUNDARY_BACKEND); empty: the
+  // profile's `backend:`, else nono.
+  std::string backend;
 };
 
 // `<state>/sessions/<id>` for an id of 8-64 [A-Za-z0-9_-]; empty for anything else.

@@ -178,6 +178,7 @@ SessionStartReport start_session(const SessionStartEvent& event,
       SessionRequest req;
       req.session_dir = dir;
       req.workdir = resolve_existing_prefix(event.cwd);
+      req.backend = hook.backend;
       std::string note;
       const std::string configured = profiles_dir();
       req.profile_name = choose_profile(req.workdir, configured, install, note);

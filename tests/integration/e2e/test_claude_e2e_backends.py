@@ -4,6 +4,7 @@ chosen the way a user chooses it, with AGENT_BOUNDARY_BACKEND in Claude's enviro
 
 from __future__ import annotations
 
+import json
 import subprocess
 
 import pytest
@@ -61,8 +62,8 @@ def test_backend_holds_in_claude(claude_code, backend):
         if backend == "devcontainer":
             remove_containers(w)
     assert run.rc == 0, run
-    boundary = (w.sessions / run.session_id / "boundary.json").read_text()
-    assert f'"backend": "{backend}"' in boundary.replace('":"', '": "'), boundary
+    boundary = json.loads((w.sessions / run.session_id / "boundary.json").read_text())
+    assert boundary["backend"]["name"] == backend, boundary
     assert SSH_SECRET not in run.result(0).text and run.result(0).is_error, run
     assert not run.result(1).is_error, run
     assert out.read_text() == f"{backend}\n"

@@ -7,6 +7,7 @@ for that directory), so every check is shown able to fail.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import stat
@@ -72,7 +73,7 @@ def test_the_in_session_toggle_asks(claude_code):
     assert run.rc == 0, run
     assert SSH_SECRET not in run.result(1).text, run
     d = session_dir(cc, run.session_id)
-    assert '"state": "on"' in (d / "boundary.json").read_text().replace('":"', '": "')
+    assert json.loads((d / "boundary.json").read_text())["state"] == "on"
 
 
 # -- resume ----------------------------------------------------------------------------------
