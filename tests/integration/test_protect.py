@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from conftest import GIT_IDENTITY, assert_ok
+from conftest import GIT_IDENTITY, assert_error, assert_ok, need_tool
 
 ENV = {**GIT_IDENTITY, "GIT_CONFIG_NOSYSTEM": "1"}
 
@@ -52,6 +52,9 @@ def repo_session(world):
     return world.create_session("plain", workdir=world.repo)
 
 
+# An attack on the mounts themselves (umount, remount, exchange) ends with the write it is
+# after, run whatever the undoing step did: without the protection the write lands, so each
+# case fails against the mount-protection mutant (tests/mutation).
 ATTACKS = {
     "write hook": "echo 'touch /tmp/pwned' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit",
     "append config": "printf '[core]\\n\\thooksPath = /tmp\\n' >> .git/config",
@@ -60,7 +63,7 @@ ATTACKS = {
     "rm and recreate config": "rm -f .git/config; echo '[core]' > .git/config",
     "replace config by rename": "cp .git/config c2 && echo '[x]' >> c2 && mv -f c2 .git/config",
     "mv .git aside": "mv .git g2 && mkdir .git",
-    "exchange .git": "cp -a .git g3 && mv -T g3 .git",
+    "exchange .git": "cp -a .git g3 && echo '[x]' >> g3/config && mv .git g4; mv -T g3 .git",
     "create commondir": "echo /tmp > .git/commondir",
     "create settings.local.json": "echo '{\"hooks\": 1}' > .claude/settings.local.json",
     "symlink settings.local.json": "ln -s /tmp/x .claude/settings.local.json",
@@ -70,13 +73,15 @@ ATTACKS = {
     "hardlink config out": "ln .git/config cfg && echo '[x]' >> cfg",
     "hardlink into hooks": "echo x > evil && ln evil .git/hooks/pre-commit",
     "symlink over hooks": "rm -rf .git/hooks; ln -sfn /tmp .git/hooks",
-    "umount config": "umount .git/config",
-    "umount -l hooks": "umount -l .git/hooks && echo x > .git/hooks/pre-commit",
-    "remount rw": "mount -o remount,rw .git/config && echo '[x]' >> .git/config",
-    "nested userns umount": "unshare -Urm sh -c 'umount .git/config; echo \"[x]\" >> .git/config'",
+    "umount config": "umount .git/config; echo '[x]' >> .git/config",
+    "umount -l hooks": "umount -l .git/hooks; echo x > .git/hooks/pre-commit",
+    "remount rw": "mount -o remount,rw .git/config; echo '[x]' >> .git/config",
+    "nested userns umount": ("unshare -Urm sh -c 'umount .git/config; echo \"[x]\" >> .git/config'; "
+                             "echo '[x]' >> .git/config"),
 }
 
 
+@pytest.mark.protects("mount-protection")
 @pytest.mark.parametrize("name", sorted(ATTACKS))
 def test_attack_inside_a_plain_repo_changes_nothing_on_the_host(world, repo_session, name):
     before = snapshot(world, world.repo)
@@ -88,6 +93,7 @@ def test_attack_inside_a_plain_repo_changes_nothing_on_the_host(world, repo_sess
 
 @pytest.mark.parametrize("name", ["write hook", "append config", "git config hooksPath",
                                   "create commondir", "overwrite settings.json"])
+@pytest.mark.protects("mount-protection")
 def test_attack_from_a_linked_worktree_changes_nothing(world, session, name):
     cmd = ATTACKS[name].replace(".git/", f"{world.repo}/.git/")
     (world.wt / ".claude").mkdir(exist_ok=True)
@@ -97,6 +103,7 @@ def test_attack_from_a_linked_worktree_changes_nothing(world, session, name):
     assert snapshot(world, world.wt) == before
 
 
+@pytest.mark.protects("mount-protection")
 def test_worktree_admin_files_are_read_only(world, session):
     before = snapshot(world, world.wt)
     for cmd in ("echo 'gitdir: /tmp/evil' > .git",
@@ -129,6 +136,7 @@ def test_git_works_in_the_linked_worktree(world, session):
     assert world.git("log", "-1", "--format=%s", "agent", cwd=world.repo).stdout == "x\n"
 
 
+@pytest.mark.protects("mount-protection")
 def test_profile_deny_inside_workdir_is_hidden_and_read_only(world):
     (world.wt / "secret.txt").write_text("TOPSECRET\n")
     world.profile("denyin", deny=("$WORKDIR/secret.txt", "$WORKDIR/absent.txt"),
@@ -173,11 +181,11 @@ def test_preexisting_hardlink_refuses_the_session(world):
     assert "hard link" in r.stderr
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to switch to uid 65534")
+@pytest.mark.protects("mount-protection")
 def test_unprivileged_user_is_protected_too(world):
-    setpriv = shutil.which("setpriv")
-    if not setpriv:
-        pytest.skip("no setpriv")
+    """The launcher's unprivileged path (a user namespace first). As root the test switches
+    to uid 65534; run by anyone else, the suite already is that user, and so is this test."""
+    root = os.geteuid() == 0
     # A world 65534 can use: its own workdir repo, home and state.
     base = world.root / "nobody"
     base.mkdir()
@@ -196,10 +204,12 @@ def test_unprivileged_user_is_protected_too(world):
            "AGENT_BOUNDARY_STATE_DIR": str(home / "state"), **ENV}
     subprocess.run(["git", "-c", "init.defaultBranch=main", "init", "-q", str(repo)], check=True,
                    env=env)
-    for dirpath, dirnames, filenames in os.walk(base):
-        for n in [dirpath, *[os.path.join(dirpath, f) for f in dirnames + filenames]]:
-            os.lchown(n, 65534, 65534)
-    as_nobody = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"]
+    as_nobody = []
+    if root:
+        for dirpath, dirnames, filenames in os.walk(base):
+            for n in [dirpath, *[os.path.join(dirpath, f) for f in dirnames + filenames]]:
+                os.lchown(n, 65534, 65534)
+        as_nobody = [need_tool("setpriv"), "--reuid=65534", "--regid=65534", "--clear-groups"]
 
     def ab(*args):
         return subprocess.run([*as_nobody, world.ab_bin, *map(str, args)], cwd=repo, env=env,
@@ -233,12 +243,12 @@ def snapshot_plain(repo):
 def no_user_namespaces():
     """A wrapper that runs agent-boundary in a user namespace whose max_user_namespaces is 0:
     a kernel that lets it create no (further) user namespace."""
-    unshare = shutil.which("unshare")
-    if not unshare:
-        pytest.skip("no unshare")
+    unshare = need_tool("unshare")
     probe = subprocess.run([unshare, "-r", "true"], capture_output=True)
     if probe.returncode != 0:
-        pytest.skip("cannot create a user namespace here")
+        # This kernel (or its container) already refuses user namespaces: the condition
+        # under test holds as it is, with no wrapper.
+        return ()
     return (unshare, "-r", "/bin/sh", "-c",
             'echo 0 > /proc/sys/user/max_user_namespaces && exec "$0" "$@"')
 
@@ -320,3 +330,41 @@ def test_other_processes_stay_invisible_inside(world):
     finally:
         outside.kill()
         outside.wait()
+
+
+@pytest.mark.parametrize("name", [
+    *(pytest.param(n, marks=pytest.mark.protects("pinned-files"))
+      for n in ("protect.json", "mask", "nono-profile.json")),
+    "policy.json",  # the launcher's own policy read refuses this one too: no mutant's test
+])
+def test_a_missing_pinned_file_refuses_every_command(world, repo_session, name):
+    """A lost pinned file (corruption, an old session, a bug) must never weaken the boundary:
+    the launcher refuses with the fix, status says so, and the hook denies."""
+    (repo_session / name).unlink()
+    before = snapshot(world, world.repo)
+    r = world.run_in(repo_session, "/bin/bash", "-c", ATTACKS["write hook"], cwd=world.repo,
+                     env=ENV)
+    assert_error(r, name if name != "policy.json" else "no complete session", "reload")
+    assert snapshot(world, world.repo) == before
+    assert not (world.repo / ".git" / "hooks" / "pre-commit").exists()
+    st = world.ab("--session-dir", repo_session, "status")
+    assert st.returncode == 1, st.stdout + st.stderr
+    # Without policy.json the session is incomplete, and says so in its own words.
+    assert (f"REFUSED: pinned file {name}" if name != "policy.json"
+            else "no boundary for this session; run:") in st.stdout, st.stdout
+    assert "reload" in st.stdout
+    j = json.loads(world.ab("--session-dir", repo_session, "status", "--json").stdout)
+    assert j["complete"] is False, j
+    # `reload` is the fix it names.
+    assert_ok(world.ab("--session-dir", repo_session, "reload"))
+    assert_ok(world.run_in(repo_session, "/bin/true", cwd=world.repo))
+
+
+def test_an_unreadable_protect_json_refuses(world, repo_session):
+    f = repo_session / "protect.json"
+    f.unlink()
+    f.mkdir()  # not a regular file: unreadable as a plan
+    r = world.run_in(repo_session, "/bin/bash", "-c", ATTACKS["append config"], cwd=world.repo,
+                     env=ENV)
+    assert_error(r, "protect.json", "reload")
+    assert "hooksPath" not in (world.repo / ".git" / "config").read_text()
