@@ -57,6 +57,7 @@ HookContext hook_context(const Context& ctx) {
   HookContext h;
   h.state_root = state_root();
   h.self_exe = ctx.install.self_exe;
+  h.backend = ctx.globals.backend;
   const PluginHost* host = &ctx.host;
   h.backend_for = [host](const BoundaryConfig& c) {
     return load_backend(c.backend_plugin, installed_plugin_dir(), *host);

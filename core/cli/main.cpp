@@ -96,6 +96,8 @@ int real_main(int argc, char** argv) {
     std::vector<std::string> rest;
     bool seen = false;
     cli::Globals hg;
+    // The backend a new session gets, as for every other command (a hook has no options).
+    if (const char* backend = std::getenv("AGENT_BOUNDARY_BACKEND")) hg.backend = backend;
     for (int i = 1; i < argc; ++i) {
       const std::string a = argv[i];
       if (seen)

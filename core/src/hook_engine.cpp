@@ -170,6 +170,11 @@ LoadedSession load_session(const ToolCall& call, const HookContext& ctx) {
 }
 
 std::string no_policy_reason(const LoadedSession& s) {
+  if (!s.dir.empty())
+    if (const auto why = read_file(start_error_file(s.dir), 4096))
+      return "[gate] the session start could not create this session's boundary: " + *why +
+             ". Every tool call stays blocked: fix that, then start or resume the session "
+             "again (`reload` cannot help).";
   return "[gate] " + s.error +
          ". Run `agent-boundary reload`, or restart the session to generate one.";
 }
@@ -259,6 +264,12 @@ Decision decide_path(const ToolCall& call, const HookContext& ctx, const LoadedS
         return deny(label + ": refusing to let the sandbox rewrite its own policy (" + p + ")");
     }
   }
+  // In-process tools run in the agent's own process: /proc there is the agent's (its
+  // environment, its memory), not the sandbox's private one.
+  if (path_within(canonical, "/proc"))
+    return deny(label +
+                ": /proc is not the sandbox's here (the tool runs in the agent's own "
+                "process); read it with a command instead");
   const auto policy_text = read_file(s.dir + "/" + kPolicyFile, 16 << 20);
   if (!policy_text) return deny(no_policy_reason(s));
   (void)policy_from_json(*policy_text, s.dir + "/" + kPolicyFile);  // a damaged policy denies
@@ -329,6 +340,11 @@ Decision decide_by_class(const ToolCall& call, const HookContext& ctx, const Loa
 
 std::string session_dir_for_id(const std::string& state_root, const std::string& id) {
   return valid_session_id(id) ? state_root + "/sessions/" + id : std::string();
+}
+
+std::string start_error_file(const std::string& session_dir) {
+  const fs::path p(session_dir);
+  return (p.parent_path() / ("." + p.filename().string() + ".start-error")).string();
 }
 
 std::string wrapped_command(const std::string& bin, const std::string& dir, const std::string& cwd,

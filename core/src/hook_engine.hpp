@@ -24,10 +24,16 @@ struct HookContext {
   // A session with a protection plan (Linux) is probed through the pinned launcher, so the
   // probe sees the same read-only binds as commands; tests of the backend's probe turn it off.
   bool probe_through_launcher = true;
+  // The backend a new session gets (--backend / AGENT_BOUNDARY_BACKEND); empty: the
+  // profile's `backend:`, else nono.
+  std::string backend;
 };
 
 // `<state>/sessions/<id>` for an id of 8-64 [A-Za-z0-9_-]; empty for anything else.
 std::string session_dir_for_id(const std::string& state_root, const std::string& id);
+// Where a failed session start leaves its reason, beside the session dir it could not make
+// (`<sessions>/.<id>.start-error`), so every later tool call can say why it is blocked.
+std::string start_error_file(const std::string& session_dir);
 
 // The rewritten shell command: the pinned launcher by absolute path, running the original
 // text with `bash -c` inside the boundary. Quoting makes the original a single word, so

@@ -401,11 +401,12 @@ SessionOutcome write_session(const SessionRequest& req, const Installation& inst
   bool protection_live = false;
   const bool backend_holds = backend->holds_paths();
 #ifdef __linux__
-  const protect::PlanOptions hold_options{!profile.allow_git_hook_escape,
-                                          !profile.allow_agent_settings_escape,
-                                          !profile.allow_submodule_escape,
-                                          !profile.allow_tool_config_escape,
-                                          {}};
+  const protect::PlanOptions hold_options{.git = !profile.allow_git_hook_escape,
+                                          .agent_settings = !profile.allow_agent_settings_escape,
+                                          .submodules = !profile.allow_submodule_escape,
+                                          .tool_config = !profile.allow_tool_config_escape,
+                                          .home = {},
+                                          .installation = ctx.installation_paths};
   const std::vector<std::string> writable = protect::writable_dirs(policy);
   protection = protect::compute_plan(policy, req.workdir, writable, hold_options);
   protection.accept_unprotected = profile.accept_unprotected_denies;
@@ -432,6 +433,16 @@ SessionOutcome write_session(const SessionRequest& req, const Installation& inst
     if (!protection_live)
       gen.warnings.push_back("protection of paths inside writable directories is OFF (" + why +
                              "; the profile accepts it)");
+  }
+  // The command's own processes in /proc (runtimes, build tools and `ps` read /proc/self),
+  // and nobody else's: granted only where the launcher gives it a PID namespace and a /proc
+  // of its own. Other processes' /proc entries (their environment) stay out of reach.
+  if (!backend_holds) {
+    std::string why;
+    if (protection_live || (protection.empty() && protect::namespaces_available(why))) {
+      protection.private_proc = true;
+      policy.grants.push_back({"/proc", Access::read, PathKind::directory, false, "private-proc"});
+    }
   }
 #endif
 

@@ -89,6 +89,12 @@ void prune_sessions(const std::string& sessions_dir, const std::string& keep, lo
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(sessions_dir, ec)) {
     const std::string dir = e.path().string();
+    const std::string name = e.path().filename().string();
+    if (name.starts_with(".") && name.ends_with(".start-error") && e.is_regular_file(ec)) {
+      const time_t t = mtime_of(dir);
+      if (t != 0 && t < cutoff) fs::remove(e.path(), ec);
+      continue;
+    }
     if (dir == keep || !e.is_directory(ec)) continue;
     time_t newest = mtime_of(dir);
     std::error_code ec2;
@@ -206,6 +212,7 @@ SessionStartReport start_session(const SessionStartEvent& event,
       SessionRequest req;
       req.session_dir = dir;
       req.workdir = resolve_existing_prefix(event.cwd);
+      req.backend = hook.backend;
       std::string note;
       const std::string configured = profiles_dir();
       req.profile_name = choose_profile(req.workdir, configured, install, note);
@@ -241,6 +248,20 @@ SessionStartReport start_session(const SessionStartEvent& event,
     report.session_dir.clear();
     report.status_line = "could not generate a policy: " + e.message() +
                          (e.fix().empty() ? "" : " (" + e.fix() + ")");
+  }
+  // The reason stays beside the session for the tool calls it blocks; a later start that
+  // succeeds clears it. Never a reason to fail the hook.
+  try {
+    const std::string error_file = start_error_file(dir);
+    if (report.session_dir.empty()) {
+      make_private_dirs(hook.state_root + "/sessions");
+      write_file_atomic(error_file, report.status_line);
+    } else {
+      std::error_code ec;
+      fs::remove(error_file, ec);
+    }
+  } catch (const std::exception& e) {
+    spdlog::debug("cannot record the session start's outcome: {}", e.what());
   }
   return report;
 }

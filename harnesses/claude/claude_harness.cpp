@@ -1,5 +1,7 @@
 #include "claude_harness.hpp"
 
+#include <sys/stat.h>
+
 #include <climits>
 #include <cstdlib>
 
@@ -17,7 +19,10 @@ Harness::Event ClaudeHarness::event_kind(const std::string& event_name) const {
 }
 
 // The plugin's own installation (hooks.json, bin/bootstrap): a sandboxed command that could
-// rewrite it would change what the next hook runs.
+// rewrite it would change what the next hook runs. For a directory marketplace Claude runs
+// the hooks in place, and reads the plugin's location from the marketplace's
+// .claude-plugin/marketplace.json (ours lies beside the plugin dir): rewriting that would
+// point the next session at other hooks, so it is protected too.
 std::vector<std::string> ClaudeHarness::protected_paths() const {
   const char* root = std::getenv("CLAUDE_PLUGIN_ROOT");
   if (!root || !*root) return {};
@@ -26,9 +31,18 @@ std::vector<std::string> ClaudeHarness::protected_paths() const {
     host_.debug(std::string("CLAUDE_PLUGIN_ROOT does not resolve, not protected: ") + root);
     return {};
   }
-  std::string out = resolved;
+  std::vector<std::string> out = {resolved};
   std::free(resolved);
-  return {out};
+  const std::string& plugin = out.front();
+  const auto slash = plugin.find_last_of('/');
+  if (slash != std::string::npos && slash > 0) {
+    const std::string manifest_dir = plugin.substr(0, slash) + "/.claude-plugin";
+    struct stat st {};
+    if (::lstat((manifest_dir + "/marketplace.json").c_str(), &st) == 0 &&
+        ::lstat(manifest_dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+      out.push_back(manifest_dir);
+  }
+  return out;
 }
 
 std::string ClaudeHarness::ambient_session_id() const {

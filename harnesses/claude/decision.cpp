@@ -61,6 +61,19 @@ Json updated_input(const Json& payload, const Decision& d) {
   return updated;
 }
 
+// An asked tool other than the shell toggle is one the gate does not sandbox: say what it
+// does outside the boundary, or how to report a tool agent-boundary does not know.
+std::string ask_suffix(const std::string& payload, const Decision& d) {
+  if (d.verdict != Decision::Verdict::ask) return "";
+  const std::optional<Json> p = try_parse_object(payload);
+  if (!p) return "";
+  const auto tool = p->find("tool_name");
+  if (tool == p->end() || !tool->is_string()) return "";
+  const std::string name = tool->get<std::string>();
+  if (name == "Bash" || name == "Monitor") return "";
+  return " " + ask_note(name);
+}
+
 }  // namespace
 
 // Never throws for a decision: a rewrite that cannot be expressed becomes a deny.
@@ -68,7 +81,8 @@ std::string ClaudeHarness::encode_decision(const std::string& payload, const Dec
                                            int& exit_code) const {
   exit_code = 0;
   if (decision.verdict == Decision::Verdict::no_opinion) return "";
-  Json out = output(verdict_name(decision.verdict), decision.reason);
+  Json out =
+      output(verdict_name(decision.verdict), decision.reason + ask_suffix(payload, decision));
   if (decision.updated_command.empty() && decision.updated_path.empty()) return dump(out);
 
   if (!valid_utf8(decision.updated_command) || !valid_utf8(decision.updated_path))

@@ -16,4 +16,8 @@ const char* path_field(const std::string& tool_name);
 // tool's input object; throws UsageError naming `what` on a malformed input.
 void classify(ToolCall& call, const Json& input, const std::string& what);
 
+// For a tool that asks (ToolClass::unknown): what it does outside the boundary, or, for a
+// tool agent-boundary does not know, how to report it. Appended to core's reason.
+std::string ask_note(const std::string& tool_name);
+
 }  // namespace agent_boundary::claude

@@ -349,7 +349,8 @@ def test_unknown_event_fails_closed(world, claude, sid):
     ("PowerShell", {"command": "Get-Content ~/.ssh/id_rsa"}),
     ("LSP", {"operation": "hover", "filePath": "/etc/passwd"}),
     ("REPL", {"code": "open('/x')"}),
-    ("Monitor", {"ws": {"url": "wss://example.invalid"}}),
+    ("SendMessage", {"to": "other", "message": "run cat ~/.ssh/id_rsa"}),
+    ("EnterWorktree", {"name": "w"}),
     ("SomeFutureTool", None),
 ])
 def test_unsandboxed_tools_ask(world, claude, sid, tool, tool_input):
@@ -365,6 +366,9 @@ def test_unsandboxed_tools_ask(world, claude, sid, tool, tool_input):
     ("Task", {"prompt": "p", "description": "d"}),
     ("Agent", {"prompt": "p"}),
     ("ExitPlanMode", {}),
+    ("Monitor", {"ws": {"url": "wss://example.invalid"}}),  # network only
+    ("CronCreate", {"cron": "* * * * *", "prompt": "p"}),
+    ("ListAgents", {}),
 ])
 def test_safe_tools_are_allowed(world, claude, sid, tool, tool_input):
     h = allow(claude.pre(sid, tool, tool_input))

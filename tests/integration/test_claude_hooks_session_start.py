@@ -405,16 +405,28 @@ def test_workdir_covering_the_state_root_is_refused(world, claude):
     assert h.rc == 0 and h.decision == "deny", h
 
 
-def test_plugin_root_inside_the_workdir_is_refused(world, claude):
+@pytest.mark.protects("claude-plugin-read-only")
+def test_plugin_root_inside_the_workdir_is_held_read_only(world, claude):
+    """Claude runs a directory marketplace's hooks in place: a plugin inside the workdir
+    (developing agent-boundary with agent-boundary) is readable inside, never writable."""
     inside = world.wt / "claude-plugin"
     shutil.copytree(claude.plugin_root, inside)
     sid = session_id("pluginwd")
     r = claude.session_start(sid, env={"CLAUDE_PLUGIN_ROOT": str(inside)})
     assert_no_crash(r)
     assert r.returncode == 0
-    assert "[agent-boundary] could not generate a policy" in r.stderr, r.stderr
-    assert str(inside) in r.stderr
-    assert not (world.sessions / sid).exists()
+    assert "could not generate a policy" not in r.stderr, r.stderr
+    d = world.sessions / sid
+    before = (inside / "bin" / "bootstrap").read_bytes()
+    w = world.run_in(d, "/bin/sh", "-c", f"cat {inside}/hooks/hooks.json >/dev/null && "
+                                         f"echo pwned >> {inside}/bin/bootstrap")
+    assert w.returncode != 0, w
+    assert (inside / "bin" / "bootstrap").read_bytes() == before
+    assert_no_crash(w)
+    # The control: the same append outside the boundary lands.
+    with open(inside / "bin" / "bootstrap", "ab") as f:
+        f.write(b"# host edit\n")
+    assert (inside / "bin" / "bootstrap").read_bytes() != before
 
 
 def test_env_file_fifo_does_not_hang(world, claude):

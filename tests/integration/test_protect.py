@@ -296,6 +296,42 @@ def test_profile_keys_open_a_protection_and_say_what_it_costs(world):
     assert not (world.repo / ".claude" / "settings.local.json").exists()
 
 
+def test_proc_self_stays_readable_inside(world):
+    """The command reads its own /proc entries (runtimes, build tools and `ps` do): nono's
+    direct mode grants /proc/self of the nono process only, so the launcher gives every
+    command a PID namespace and a /proc of its own, and the policy grants that /proc."""
+    session = world.create_session("proc")
+    assert json.loads((session / "protect.json").read_text())["private_proc"] is True
+    r = world.run_in(session, "/bin/sh", "-c",
+                     "head -1 /proc/self/status && ls /proc/self/fd >/dev/null && "
+                     "cat /proc/self/stat >/dev/null && sh -c 'head -1 /proc/self/status' && "
+                     "ps -o comm= -p $$")
+    assert_ok(r)
+    lines = r.stdout.splitlines()
+    assert lines[0] == "Name:\thead" and lines[1] == "Name:\thead", r.stdout
+    assert lines[-1] == "sh", r.stdout
+
+
+@pytest.mark.protects("private-proc")
+def test_other_processes_stay_invisible_inside(world):
+    """Granting /proc must not expose other processes (their environment holds secrets):
+    a process outside the boundary is neither listed nor readable inside."""
+    session = world.create_session("proc")
+    outside = subprocess.Popen(["/bin/sleep", "60"], env={"OUTSIDE_SECRET": "FAKE-ENV-SECRET"})
+    try:
+        r = world.run_in(session, "/bin/sh", "-c",
+                         f"cat /proc/{outside.pid}/environ; cat /proc/{outside.pid}/cmdline; "
+                         "ps -e -o pid=,comm=")
+        assert "FAKE-ENV-SECRET" not in r.stdout + r.stderr, r
+        assert "sleep" not in r.stdout, r.stdout
+        # The control: the same read outside the boundary succeeds.
+        with open(f"/proc/{outside.pid}/environ", "rb") as f:
+            assert b"FAKE-ENV-SECRET" in f.read()
+    finally:
+        outside.kill()
+        outside.wait()
+
+
 @pytest.mark.parametrize("name", [
     *(pytest.param(n, marks=pytest.mark.protects("pinned-files"))
       for n in ("protect.json", "mask", "nono-profile.json")),

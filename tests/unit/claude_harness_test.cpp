@@ -19,6 +19,7 @@
 #include "agent_boundary/error.hpp"
 #include "agent_boundary/harness.hpp"
 #include "agent_boundary/plugin_host.hpp"
+#include "tools.hpp"
 
 namespace agent_boundary::claude {
 namespace {
@@ -26,6 +27,8 @@ namespace {
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
 
 class FakeHost : public PluginHost {
  public:
@@ -154,7 +157,8 @@ TEST_F(ClaudeHarnessTest, MonitorWithCommandIsShell) {
   const ToolCall c = parse_tool("Monitor", {{"command", "tail -f log"}, {"description", "watch"}});
   EXPECT_EQ(c.tool_class, ToolClass::shell);
   EXPECT_EQ(c.command, "tail -f log");
-  EXPECT_EQ(parse_tool("Monitor", {{"ws", {{"url", "wss://x"}}}}).tool_class, ToolClass::unknown);
+  // Without a command it watches a WebSocket: network only.
+  EXPECT_EQ(parse_tool("Monitor", {{"ws", {{"url", "wss://x"}}}}).tool_class, ToolClass::safe);
 }
 
 TEST_F(ClaudeHarnessTest, PowerShellIsUnknown) {
@@ -217,13 +221,30 @@ TEST_F(ClaudeHarnessTest, SafeTools) {
         "TaskCreate",       "TaskGet",      "TaskList",        "TaskOutput", "TaskStop",
         "TaskUpdate",       "TodoWrite",    "Skill",           "ToolSearch", "ReportFindings",
         "StructuredOutput", "BashOutput",   "KillShell",       "KillBash",   "WebFetch",
-        "WebSearch"})
+        "WebSearch",        "CronCreate",   "CronDelete",      "CronList",   "ScheduleWakeup",
+        "ListAgents"})
     EXPECT_EQ(parse_tool(tool, {{"x", 1}}).tool_class, ToolClass::safe) << tool;
+}
+
+// Known tools of Claude Code 2.1.328 that act outside the boundary ask, and say why.
+TEST_F(ClaudeHarnessTest, ToolsActingOutsideAskWithTheirReason) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"SendMessage", "another agent"},      {"Workflow", "own process"},
+      {"EnterWorktree", "git worktree add"}, {"ExitWorktree", "delete a worktree"},
+      {"PowerShell", "does not wrap"},       {"REPL", "own process"}};
+  for (const auto& [tool, why] : cases) {
+    EXPECT_EQ(parse_tool(tool, {{"x", 1}}).tool_class, ToolClass::unknown) << tool;
+    EXPECT_THAT(ask_note(tool), HasSubstr(why)) << tool;
+    EXPECT_THAT(ask_note(tool), Not(HasSubstr("report"))) << tool;
+  }
+  EXPECT_THAT(ask_note("mcp__github__get_file_contents"), HasSubstr("MCP"));
+  EXPECT_THAT(ask_note("FutureTool"), HasSubstr("does not know the tool 'FutureTool'"));
+  EXPECT_THAT(ask_note("FutureTool"), HasSubstr("report it"));
 }
 
 TEST_F(ClaudeHarnessTest, EverythingElseIsUnknown) {
   for (const char* tool : {"mcp__github__get_file_contents", "mcp__plugin_x_srv__Read", "LSP",
-                           "REPL", "CronCreate", "EnterWorktree", "bash", "read", "FutureTool"})
+                           "REPL", "SendMessage", "EnterWorktree", "bash", "read", "FutureTool"})
     EXPECT_EQ(parse_tool(tool, {{"file_path", "/x"}, {"command", "ls"}}).tool_class,
               ToolClass::unknown)
         << tool;
@@ -345,6 +366,20 @@ TEST_F(ClaudeHarnessTest, AskWithRewrite) {
   EXPECT_EQ(out["hookSpecificOutput"]["permissionDecision"], "ask");
   EXPECT_EQ(out["hookSpecificOutput"]["updatedInput"]["command"], "/usr/bin/ab off");
   EXPECT_EQ(out["hookSpecificOutput"]["updatedInput"]["timeout"], 120000);
+}
+
+TEST_F(ClaudeHarnessTest, AnAskedToolsReasonCarriesItsNote) {
+  int exit_code = 7;
+  const Json payload = {{"tool_name", "FutureTool"}, {"tool_input", {{"x", 1}}}};
+  const Json out =
+      encode(harness, payload, {Decision::Verdict::ask, "[gate] asked", "", ""}, exit_code);
+  const std::string reason = out["hookSpecificOutput"]["permissionDecisionReason"];
+  EXPECT_THAT(reason, StartsWith("[gate] asked "));
+  EXPECT_THAT(reason, HasSubstr("report it"));
+  // The toggle's ask (a Bash command) is left as it is.
+  const Json toggle =
+      encode(harness, kBashPayload, {Decision::Verdict::ask, "toggle", "", ""}, exit_code);
+  EXPECT_EQ(toggle["hookSpecificOutput"]["permissionDecisionReason"], "toggle");
 }
 
 TEST_F(ClaudeHarnessTest, RewrittenPathUsesTheToolsField) {

@@ -99,6 +99,29 @@ TEST(ProtectPlan, ProfileDenyInsideAGrantIsCoveredWithAPlaceholder) {
   EXPECT_THAT(paths(plan, true), ::testing::Contains(wd + "/secrets"));
 }
 
+// A Claude plugin read in place from the checkout the agent works in (developing
+// agent-boundary with agent-boundary): held read-only and readable, never masked.
+TEST(ProtectPlan, InstalledCodeInsideAGrantIsHeldReadOnly) {
+  TestWorld w;
+  const std::string wd = w.dir("wd");
+  const std::string plugin = w.dir("wd/claude-plugin");
+  const std::string market = w.dir("wd/.claude-plugin");
+  const std::string outside = w.dir("installed/plugins");
+  const auto policy = policy_with(wd, {{plugin, "self-protection"},
+                                       {market, "self-protection"},
+                                       {outside, "self-protection"},
+                                       {w.path("state"), "self-protection"}});
+  PlanOptions options;
+  options.installation = {plugin, market, outside};
+  const ProtectPlan plan = compute_plan(policy, wd, writable_dirs(policy), options);
+  EXPECT_EQ(plan.covered_denies, (std::vector<std::string>{plugin, market}));
+  EXPECT_THAT(paths(plan, false), ::testing::IsSupersetOf({plugin, market}));
+  for (const auto& m : plan.mounts) EXPECT_FALSE(m.mask) << m.path;
+  EXPECT_THAT(coverage(plan, plugin), ::testing::HasSubstr("reads allowed"));
+  // Without the option (a session made outside the harness), nothing is held.
+  EXPECT_TRUE(compute_plan(policy, wd, writable_dirs(policy)).covered_denies.empty());
+}
+
 TEST(ProtectPlan, LinkedWorktreeProtectsTheAdminFiles) {
   TestWorld w;
   const std::string repo = w.dir("main");

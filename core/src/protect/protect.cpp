@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
@@ -11,6 +12,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
@@ -258,6 +260,18 @@ ProtectPlan compute_plan(const ResolvedPolicy& policy, const std::string& workdi
       b.plan.covered_denies.push_back(deny.path);
     }
   }
+  // Installed code inside a writable grant: readable (it is no secret) but never writable,
+  // since a hook runs it outside the boundary later.
+  for (const auto& deny : policy.denies) {
+    if (deny.origin != "self-protection") continue;
+    const std::string real = resolve_existing_prefix(deny.path);
+    if (std::find(options.installation.begin(), options.installation.end(), real) ==
+        options.installation.end())
+      continue;
+    struct stat st {};
+    if (!exists(real, st) || outermost(real, b.writable).empty()) continue;
+    if (b.protect(real, nullptr, S_ISDIR(st.st_mode))) b.plan.covered_denies.push_back(deny.path);
+  }
   std::stable_sort(
       b.plan.mounts.begin(), b.plan.mounts.end(),
       [](const MountOp& x, const MountOp& y) { return depth(x.path) < depth(y.path); });
@@ -332,7 +346,8 @@ std::string coverage(const ProtectPlan& plan, const std::string& path_in) {
            " is bound read-only (writes and creation refused, reads allowed)";
   struct stat st {};
   const bool dir = ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-  if (dir) return base + "hidden under an empty read-only directory";
+  if (dir && best->mask) return base + "hidden under an empty read-only directory";
+  if (dir) return base + "the directory is bound read-only (writes refused, reads allowed)";
   return base +
          (best->mask ? "hidden under an empty read-only file" : "read-only empty placeholder") +
          " (file-level bind: a host-side replace of the file drops it for running commands)";
@@ -347,6 +362,7 @@ std::string to_json(const ProtectPlan& plan) {
   json j;
   j["version"] = 1;
   j["accept_unprotected_denies"] = plan.accept_unprotected;
+  j["private_proc"] = plan.private_proc;
   j["mounts"] = json::array();
   for (const auto& m : plan.mounts)
     j["mounts"].push_back(
@@ -363,6 +379,7 @@ ProtectPlan from_json(const std::string& text, const std::string& where) {
     const json j = json::parse(text);
     if (j.at("version").get<int>() != 1) throw std::runtime_error("unknown version");
     plan.accept_unprotected = j.at("accept_unprotected_denies").get<bool>();
+    plan.private_proc = j.value("private_proc", false);
     for (const auto& m : j.at("mounts")) {
       const std::string path = m.at("path").get<std::string>();
       const std::string kind = m.at("kind").get<std::string>();
@@ -417,6 +434,56 @@ int enter_lock_layer() {
       !write_text("/proc/self/gid_map", "0 0 1"))
     return errno ? errno : EPERM;
   return 0;
+}
+
+volatile sig_atomic_t g_forward_to = 0;
+
+extern "C" void forward_signal(int sig) {
+  if (g_forward_to > 0) ::kill(g_forward_to, sig);
+}
+
+// Waits for `child` and exits with its status (128 + N for a signal), forwarding the
+// termination signals to it and reaping every other process (PID 1 must).
+[[noreturn]] void supervise(pid_t child) {
+  g_forward_to = child;
+  struct sigaction sa {};
+  sa.sa_handler = forward_signal;
+  sigemptyset(&sa.sa_mask);
+  for (const int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2})
+    ::sigaction(sig, &sa, nullptr);
+  for (;;) {
+    int status = 0;
+    const pid_t p = ::waitpid(-1, &status, 0);
+    if (p < 0) {
+      if (errno == EINTR) continue;
+      ::_exit(127);
+    }
+    if (p != child) continue;
+    ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+  }
+}
+
+// A new PID namespace with its own /proc. Returns in the process that goes on to exec the
+// command; the two processes above it (outside, and PID 1 inside) only wait and forward
+// signals. Both die with their parent, so nothing outlives the command's launcher, and
+// whatever the command leaves behind dies with PID 1.
+void enter_private_proc() {
+  const auto fail = [](const char* what) {
+    throw SystemError(
+        std::string("cannot give the command its own /proc: ") + what + ": " + std::strerror(errno),
+        "/proc", "report this kernel's behaviour");
+  };
+  if (::unshare(CLONE_NEWPID) != 0) fail("unshare(CLONE_NEWPID)");
+  const pid_t init = ::fork();
+  if (init < 0) fail("fork");
+  if (init > 0) supervise(init);
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0)
+    fail("mount proc");
+  const pid_t command = ::fork();
+  if (command < 0) fail("fork");
+  if (command > 0) supervise(command);
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
 }
 
 unsigned long locked_flags(const std::string& path) {
@@ -475,7 +542,8 @@ bool apply(const ProtectPlan& plan, const std::string& session_dir) {
                          "`sysctl kernel.apparmor_restrict_unprivileged_userns=0`)") +
       ", or set `accept_unprotected_denies: true` in the profile to accept the weaker boundary";
   if (const int err = enter_namespaces(root, step); err != 0) {
-    if (plan.accept_unprotected) return false;
+    // Never without the private /proc the policy counts on (it grants /proc).
+    if (plan.accept_unprotected && !plan.private_proc) return false;
     throw SystemError(std::string("cannot protect the denies inside writable directories: ") +
                           step + ": " + std::strerror(err),
                       {}, fix);
@@ -512,6 +580,7 @@ bool apply(const ProtectPlan& plan, const std::string& session_dir) {
                 MS_BIND | MS_REMOUNT | MS_RDONLY | locked_flags(m.path), nullptr) != 0)
       fail("cannot make read-only", m.path);
   }
+  if (plan.private_proc) enter_private_proc();
   if (root) {
     // The lock layer: in a nested user namespace every mount above becomes locked, so even
     // root with full capabilities inside cannot undo, clone or reconfigure them.

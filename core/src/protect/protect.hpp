@@ -45,7 +45,10 @@ struct ProtectPlan {
   std::vector<Watched> watched;             // absent held files (not in protect.json)
   std::vector<std::string> notes;           // held paths left out, and why (warnings)
   bool accept_unprotected = false;          // profile: accept_unprotected_denies
-  bool empty() const { return mounts.empty(); }
+  // A PID namespace with its own /proc: the command sees only its own processes there, so
+  // the policy can grant /proc (its /proc/self, `ps`) without exposing any other process.
+  bool private_proc = false;
+  bool empty() const { return mounts.empty() && !private_proc; }
 };
 
 // The writable directory grants of a policy (realpath'd), plus any extra ones.
@@ -58,6 +61,10 @@ struct PlanOptions {
   bool submodules = true;      // false: profile `allow_submodule_escape`
   bool tool_config = true;     // false: profile `allow_tool_config_escape`
   std::string home;            // for `~` in git config values; empty: home_dir()
+  // Installed code (resolved) that later hooks run: held read-only, not hidden, when a
+  // writable grant holds it (e.g. the Claude plugin read in place from the checkout the
+  // agent works in). Its self-protection deny is then covered.
+  std::vector<std::string> installation;
 };
 ProtectPlan compute_plan(const ResolvedPolicy& policy, const std::string& workdir,
                          const std::vector<std::string>& writable, const PlanOptions& options = {});

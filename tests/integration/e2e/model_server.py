@@ -36,7 +36,8 @@ API (keep it small; other test modules build on it):
   (`kind` is `main`, `side`, `count_tokens`, `models` or `other`). `server.main_requests()`
   returns the main ones. `server.tool_results()` maps tool_use_id -> `ToolResult(id,
   is_error, text, raw)` over every main request; `server.result(step, k=0)` is the result of
-  the k-th tool of script step `step` (AssertionError when Claude never sent it back);
+  the k-th tool of script step `step` (AssertionError when Claude never sent it back;
+  `server.results(step, k)` lists all, when several conversations played that step);
   `server.tool_names()` lists the tool names of the last main request's `tools` array.
 - Streaming (`"stream": true`) answers with SSE: message_start, content_block_start,
   ping, content_block_delta (text_delta / input_json_delta), content_block_stop,
@@ -51,6 +52,7 @@ import gzip
 import itertools
 import json
 import threading
+import uuid
 import zlib
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -124,6 +126,7 @@ class ModelServer:
         self.requests: list[Request] = []
         self._lock = threading.Lock()
         self._generation = itertools.count(1)
+        self._token = uuid.uuid4().hex[:8]
         self._ids = itertools.count(1)
         self.set_script(script)
         self._httpd: ThreadingHTTPServer | None = None
@@ -170,10 +173,14 @@ class ModelServer:
     def set_script(self, script) -> None:
         with self._lock:
             self.script = list(script)
-            self._prefix = f"toolu_e2e{next(self._generation)}s"
+            # Unique across servers too: a resumed session's history holds the ids an
+            # earlier server played, which must not count as steps of this script.
+            self._prefix = f"toolu_e2e{self._token}g{next(self._generation)}s"
 
     def _tool_id(self, step: int, k: int) -> str:
-        return f"{self._prefix}{step}k{k}"
+        # Unique per answer (a subagent's conversation plays the same steps): the step and
+        # block come first, `n<serial>` last.
+        return f"{self._prefix}{step}k{k}n{next(self._ids)}"
 
     def _step_of(self, body: dict) -> int:
         """Assistant messages already played from the current script."""
@@ -226,12 +233,17 @@ class ModelServer:
                                               _block_text(b.get("content")), b)
         return out
 
+    def results(self, step: int, k: int = 0) -> list[ToolResult]:
+        """Every tool_result for the k-th tool of `step`, in the order they were sent (more
+        than one when several conversations, e.g. a subagent's, played that step)."""
+        head = f"{self._prefix}{step}k{k}n"
+        return [r for tid, r in self.tool_results().items() if tid.startswith(head)]
+
     def result(self, step: int, k: int = 0) -> ToolResult:
-        tid = self._tool_id(step, k)
-        results = self.tool_results()
-        assert tid in results, (f"no tool_result for step {step} tool {k} ({tid}); "
-                                f"results: {list(results.values())}")
-        return results[tid]
+        found = self.results(step, k)
+        assert found, (f"no tool_result for step {step} tool {k}; "
+                       f"results: {list(self.tool_results().values())}")
+        return found[0]
 
     def tool_names(self) -> list[str]:
         main = self.main_requests()
