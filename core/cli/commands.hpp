@@ -39,6 +39,9 @@ int cmd_session_create(const Context& ctx, const std::string& dir, const std::st
 // Running commands (run_commands.cpp)
 int cmd_session_stop(const Context& ctx, const std::string& dir);
 int cmd_run(const Context& ctx, const std::vector<std::string>& argv);
+// `run --harness NAME -- CMD...`: whole-agent mode (whole_agent.hpp).
+int cmd_run_harness(const Context& ctx, const std::string& harness,
+                    const std::vector<std::string>& argv);
 [[noreturn]] void cmd_exec(const Context& ctx, const std::string& cwd,
                            const std::vector<std::string>& argv);
 

@@ -24,6 +24,10 @@ struct HookContext {
   // A session with a protection plan (Linux) is probed through the pinned launcher, so the
   // probe sees the same read-only binds as commands; tests of the backend's probe turn it off.
   bool probe_through_launcher = true;
+  // Whole-agent mode: the session dir of the boundary the hook verifiably runs inside
+  // (whole_agent.hpp's verified_inside), or empty. Inside, shell commands already run in
+  // the boundary and in-process tools hit the kernel themselves: nothing is wrapped again.
+  std::string inside_session;
 };
 
 // `<state>/sessions/<id>` for an id of 8-64 [A-Za-z0-9_-]; empty for anything else.

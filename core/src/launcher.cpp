@@ -113,6 +113,7 @@ LaunchPlan plan_launch(const LaunchRequest& req, const PluginHost& host) {
   if (::stat(kubeconfig.c_str(), &st) == 0) set("KUBECONFIG", kubeconfig);
   // The profile's own `env:` is the reviewed word: it wins over an injected value.
   for (const auto& [k, v] : cfg.env) set(k, v);
+  for (const auto& [k, v] : req.env) set(k, v);
 
   WrapRequest wrap{SessionView{req.session_dir, cfg.workdir, cfg.backend_executable}, plan.cwd,
                    req.argv, set_names};

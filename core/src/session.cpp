@@ -316,6 +316,12 @@ SessionOutcome write_session(const SessionRequest& req, const Installation& inst
   // The session kubeconfig is readable inside, although the session dir is denied (and
   // exempt from the backend's own kubeconfig denies).
   if (kube.yaml) ctx.readable_protected.push_back(kubeconfig);
+  if (req.whole_agent && profile.self_edit)
+    throw SessionError("profile `" + req.profile_name +
+                           "` has self_edit, which whole-agent mode refuses: the agent could "
+                           "rewrite the boundary it runs in",
+                       profile_file, "use a profile without self_edit");
+  ctx.extra_grants = req.extra_grants;
   GenerationResult gen = generate_policy(profile, ctx);
   ResolvedPolicy& policy = gen.policy;
   for (const auto& w : credential_warnings) gen.warnings.push_back(w);
@@ -343,7 +349,8 @@ SessionOutcome write_session(const SessionRequest& req, const Installation& inst
 #ifdef __linux__
   protection =
       protect::compute_plan(policy, req.workdir, protect::writable_dirs(policy),
-                            {!profile.allow_git_hook_escape, !profile.allow_agent_settings_escape});
+                            {!profile.allow_git_hook_escape, !profile.allow_agent_settings_escape,
+                             req.extra_held});
   protection.accept_unprotected = profile.accept_unprotected_denies;
   if (backend_holds && !protection.empty()) {
     protect::prepare(protection);

@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#define AB_PLUGIN_ABI_MAJOR 2u
+#define AB_PLUGIN_ABI_MAJOR 3u
 #define AB_PLUGIN_ABI_MINOR 0u
 #define AB_PLUGIN_ENTRY_SYMBOL "ab_plugin_entry_v1"
 

@@ -132,6 +132,8 @@ ProtectPlan compute_plan(const ResolvedPolicy& policy, const std::string& workdi
   // directory is bound read-only (created when absent): a directory-level bind also covers
   // absent files and survives a host-side atomic save of a file in it.
   if (options.agent_settings) b.protect(workdir + "/.claude", nullptr, true);
+  for (const auto& h : options.held)
+    b.protect(h.path, h.placeholder.c_str(), h.kind == PathKind::directory);
   for (const auto& deny : policy.denies) {
     if (deny.origin != "profile") continue;
     const std::string real = resolve_existing_prefix(deny.path);

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "agent_boundary/harness.hpp"
 #include "agent_boundary/policy.hpp"
 
 namespace agent_boundary::protect {
@@ -45,6 +46,9 @@ std::vector<std::string> writable_dirs(const ResolvedPolicy& policy);
 struct PlanOptions {
   bool git = true;             // false: profile `allow_git_hook_escape`
   bool agent_settings = true;  // false: profile `allow_agent_settings_escape`
+  // Whole-agent mode: the harness's settings, hooks, plugins... held read-only inside its
+  // writable state (absent directories created, absent files given their placeholder).
+  std::vector<HarnessPath> held = {};
 };
 ProtectPlan compute_plan(const ResolvedPolicy& policy, const std::string& workdir,
                          const std::vector<std::string>& writable, const PlanOptions& options = {});
