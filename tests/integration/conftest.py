@@ -57,6 +57,12 @@ CRASH_MARKERS = ("Traceback", "terminate called", "Aborted", "core dumped",
                  "internal error", "Segmentation fault")
 
 
+def pytest_configure(config) -> None:
+    config.addinivalue_line(
+        "markers", "protects(name): the test checks protection `name`; it must fail against a "
+                   "build where that protection is disabled")
+
+
 def need(condition: bool, message: str) -> None:
     """Skip when a prerequisite is missing; under CI=true, fail instead."""
     if condition:
