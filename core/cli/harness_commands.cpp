@@ -109,8 +109,7 @@ int session_end_hook(const Context& ctx, const Harness& harness, const std::stri
   try {
     const HookContext hook = hook_context(ctx);
     if (!hook.inside_session.empty()) return 0;  // the launcher ends it outside
-    note = end_session(harness.parse_session_start(payload).session_id, ctx.install,
-                       hook);
+    note = end_session(harness.parse_session_start(payload).session_id, ctx.install, hook);
   } catch (const Error& e) {
     note = e.message();
   }

@@ -347,10 +347,9 @@ SessionOutcome write_session(const SessionRequest& req, const Installation& inst
   bool protection_live = false;
   const bool backend_holds = backend->holds_paths();
 #ifdef __linux__
-  protection =
-      protect::compute_plan(policy, req.workdir, protect::writable_dirs(policy),
-                            {!profile.allow_git_hook_escape, !profile.allow_agent_settings_escape,
-                             req.extra_held});
+  protection = protect::compute_plan(
+      policy, req.workdir, protect::writable_dirs(policy),
+      {!profile.allow_git_hook_escape, !profile.allow_agent_settings_escape, req.extra_held});
   protection.accept_unprotected = profile.accept_unprotected_denies;
   if (backend_holds && !protection.empty()) {
     protect::prepare(protection);

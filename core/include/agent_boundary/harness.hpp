@@ -119,8 +119,7 @@ class AB_API Harness {
   // Whole-agent mode: the harness's own paths for a user with this HOME and uid, running
   // in `workdir`. The default (empty) means the harness does not support the mode.
   virtual WholeAgentFootprint whole_agent_footprint(const std::string& home,
-                                                    const std::string& workdir,
-                                                    unsigned uid) const;
+                                                    const std::string& workdir, unsigned uid) const;
 
   // The status line for a harness status-line payload; `lookup` returns the state of a
   // session id (core validates the id). Empty when the harness does not use the plugin.
