@@ -24,7 +24,7 @@ TEST(VerifiedInside, AMarkerOutsideABoundaryIsIgnored) {
   const std::string state = w.path("state");
   EXPECT_EQ(verified_inside(state), "");  // no marker
   w.file("state/sessions/agent-1-2/boundary.json", "{}");
-  for (const std::string marker :
+  for (const std::string& marker :
        {state + "/sessions/agent-1-2", state + "/sessions/agent-9-9", state + "/sessions/../x",
         state + "/sessions/a/b", w.path("elsewhere/sessions/agent-1-2"), std::string("relative"),
         state + "/sessions/"}) {
