@@ -1,5 +1,6 @@
 // run and exec: the two ways a user starts a process inside a boundary. Both go through
 // the launcher.
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -78,7 +79,7 @@ int cmd_run_harness(const Context& ctx, const std::string& name,
   const std::string workdir = resolve_existing_prefix(fs::current_path().string());
   const WholeAgentSetup setup = whole_agent_setup(
       name, harness->whole_agent_footprint(home_dir(), workdir, ::getuid()), state_root());
-  for (const auto& note : setup.notes) std::cerr << "agent-boundary: " << note << "\n";
+  for (const auto& note : setup.notes) spdlog::debug("{}", note);
   // Network: the session's backend applies the profile's setting (nono: open, as for
   // commands). The footprint's network_hosts join the profile's allow-list once it has one.
   ThrowawaySession session(ctx, kWholeAgentSessionPrefix, &setup);
