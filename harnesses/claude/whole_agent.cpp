@@ -4,11 +4,38 @@
 // it and locked with a `~/.claude.json.lock` directory; ~/.claude holds sessions,
 // projects, backups and plugin state; /tmp/claude-<uid> is its temp dir.
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "claude_harness.hpp"
+#include "payload.hpp"
 
 namespace agent_boundary::claude {
+namespace {
+
+// Plugins from directory marketplaces run in place, from the directory the user added:
+// readable inside, or the plugin (ours included) would vanish there. The list is Claude's
+// own, under the held plugins dir. `/`, HOME and its ancestors are never granted.
+std::vector<std::string> marketplace_dirs(const std::string& config, const std::string& home) {
+  std::ifstream in(config + "/plugins/known_marketplaces.json");
+  std::ostringstream text;
+  text << in.rdbuf();
+  const auto doc = try_parse_object(text.str());
+  std::vector<std::string> out;
+  if (!doc) return out;
+  for (const auto& [name, entry] : doc->items()) {
+    if (!entry.is_object() || !entry.contains("installLocation")) continue;
+    const Json& where = entry.at("installLocation");
+    if (!where.is_string()) continue;
+    const std::string dir = where.get<std::string>();
+    const bool covers_home = home == dir || home.starts_with(dir.ends_with('/') ? dir : dir + "/");
+    if (dir.size() > 1 && dir[0] == '/' && !covers_home) out.push_back(dir);
+  }
+  return out;
+}
+
+}  // namespace
 
 WholeAgentFootprint ClaudeHarness::whole_agent_footprint(const std::string& home,
                                                          const std::string& workdir,
@@ -33,6 +60,7 @@ WholeAgentFootprint ClaudeHarness::whole_agent_footprint(const std::string& home
                  dir("/tmp/claude-" + std::to_string(uid))};
   // The native installer's versions: read, never written (the next launch runs them).
   fp.readable = {dir(home + "/.local/share/claude"), file(home + "/.local/bin/claude")};
+  for (auto& d : marketplace_dirs(config, home)) fp.readable.push_back(dir(std::move(d)));
   // Settings choose hooks, MCP servers, status-line commands and plugins; hooks, plugins,
   // commands, agents, skills and output styles are code or prompts Claude loads later, in
   // any mode. The project's .claude/ is the same for the project.

@@ -89,7 +89,7 @@ def test_claude_inside_the_boundary(claude_code, mode):
     settings = world.home / ".claude" / "settings.json"
     before = settings.read_text()
 
-    run = whole_agent(claude_code).run(attack_script(world), mode=mode, debug=True)
+    run = whole_agent(claude_code).run(attack_script(world), mode=mode)
     assert run.rc == 0, run
     read = run.result(0)
     assert read.is_error and SSH_SECRET not in read.text, run
@@ -107,7 +107,8 @@ def test_claude_inside_the_boundary(claude_code, mode):
     assert "inside=" + str(world.sessions) + "/agent-" in bash.text, run
     assert "ssh-refused" in bash.text and SSH_SECRET not in bash.text, run
     assert "PreToolUse:Bash hook error" not in bash.text, run
-    hooks = [t for t in run.hook_timings() if t[0].startswith("PreToolUse")]
-    assert hooks and all(status == 0 for _, status, _ in hooks), (hooks, run)
+    hooks = run.hook_events()
+    assert hooks, "\n".join(json.dumps(e)[:400] for e in run.events)
+    assert "inside the whole-agent boundary" in json.dumps(hooks), json.dumps(hooks)[:3000]
     # The boundary's throwaway session is removed when Claude exits.
     assert not [p for p in world.sessions.iterdir() if p.name.startswith("agent-")]
