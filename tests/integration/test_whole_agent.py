@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SSH_SECRET, assert_error, assert_no_crash, assert_ok, write_script
+from conftest import (SSH_SECRET, assert_error, assert_no_crash, assert_ok, need_tool,
+                      write_script)
 
 SETTINGS = '{"hooks": {}}\n'
 BASHRC = "# original bashrc\n"
@@ -79,14 +80,20 @@ def test_control_without_the_boundary_the_attack_succeeds(world, home):
 
 
 @pytest.mark.protects("whole-agent")
-def test_inside_the_boundary_own_state_writes_and_the_rest_is_held(world, home):
+@pytest.mark.parametrize("backend", ["nono", "srt"])
+def test_inside_the_boundary_own_state_writes_and_the_rest_is_held(world, home, backend):
+    if backend != "nono":
+        need_tool(backend)
     script = attack_script(world, home)
-    r = world.ab("run", "--harness", "claude", "--", script)
+    r = world.ab("--backend", backend, "run", "--harness", "claude", "--", script)
     assert_ok(r)
     v = verdicts(r.stdout)
     assert SSH_SECRET not in r.stdout + r.stderr
-    for label in ("read_ssh", "write_bashrc", "write_settings", "new_hook", "new_command",
-                  "new_plugin", "project_settings"):
+    # srt hides HOME under a writable tmpfs: a write to ~/.bashrc "succeeds" and vanishes
+    # (the host file is checked below).
+    refused = ("read_ssh", "write_settings", "new_hook", "new_command", "new_plugin",
+               "project_settings") + (("write_bashrc",) if backend == "nono" else ())
+    for label in refused:
         assert v[label] == "fail", (label, r.stdout, r.stderr)
     for label in ("write_workdir", "write_state", "write_config", "write_tmp"):
         assert v[label] == "ok", (label, r.stdout, r.stderr)
@@ -207,3 +214,15 @@ def test_marker_outside_the_boundary_is_not_trusted(claude, kind):
     assert h.rc == 0 and h.decision == "allow", h
     assert h.updated and h.updated["command"].startswith(claude.ab_bin), h
     assert "inside" not in h.reason, h
+
+
+def test_srt_hooks_inside_fail_closed(claude, runtime):
+    """On srt the hidden state root is a writable tmpfs, so the hook cannot prove it is
+    inside; it then acts as in hook mode, finds no session and denies (README)."""
+    need_tool("srt")
+    r = claude.world.ab("--backend", "srt", "run", "--harness", "claude", "--", runtime,
+                        "claude", "hook", "PreToolUse", env=claude.env(),
+                        input=json.dumps(claude.payload("pytest-inside-0003", "Bash",
+                                                        {"command": "ls"})))
+    out = decision(r)
+    assert out["permissionDecision"] == "deny", out
