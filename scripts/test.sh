@@ -2,7 +2,9 @@
 # The whole test suite: build, install into a staging prefix, then
 #   1. clang-format check of our sources,
 #   2. unit tests (GoogleTest through ctest),
-#   3. integration tests (pytest) driving the staged install with the real nono.
+#   3. integration tests (pytest) driving the staged install with the real nono,
+#   4. the mutation stage (tests/mutation/run.sh): every protection test must fail against
+#      a copy of the install with that protection disabled.
 # With CI=true nothing may skip itself: a missing tool or kernel feature is a failure.
 set -uo pipefail
 
@@ -35,6 +37,9 @@ step "integration tests"
 python=python3
 "$python" -c 'import pytest' 2>/dev/null || python=/usr/bin/python3
 AB_PREFIX="$stage" AB_BUILD_DIR="$build" AB_SOURCE_DIR="$repo" \
-  "$python" -m pytest -q -p no:cacheprovider "$repo/tests/integration" || fail=1
+  "$python" -m pytest -q -rs -p no:cacheprovider "$repo/tests/integration" || fail=1
+
+step "mutation"
+AB_BUILD_DIR="$build" "$repo/tests/mutation/run.sh" || fail=1
 
 exit $fail
