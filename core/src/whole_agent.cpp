@@ -83,6 +83,9 @@ WholeAgentSetup whole_agent_setup(const std::string& harness_name, const WholeAg
 std::string verified_inside(const std::string& state_root) {
   const char* marker = std::getenv(kInsideEnv);
   if (!marker || !*marker || state_root.empty()) return {};
+#ifdef AB_MUTANT_WHOLE_AGENT_MARKER
+  return marker;  // mutant (tests/mutation only, never installed): the marker trusted blindly
+#endif
   const std::string sessions = state_root + "/sessions";
   const std::string dir = marker;
   if (!dir.starts_with(sessions + "/") || !plain_name(dir.substr(sessions.size() + 1))) return {};

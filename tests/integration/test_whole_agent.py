@@ -59,7 +59,6 @@ def verdicts(out: str) -> dict:
     return dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
 
 
-@pytest.mark.protects("whole-agent")
 def test_control_without_the_boundary_the_attack_succeeds(world, home):
     (world.wt / ".claude").mkdir(exist_ok=True)
     (home / ".claude" / "hooks").mkdir()
@@ -200,7 +199,7 @@ def test_session_start_inside_reports_and_creates_nothing(claude, runtime):
     assert not (claude.world.sessions / "pytest-inside-0002").exists()
 
 
-@pytest.mark.protects("whole-agent")
+@pytest.mark.protects("whole-agent-marker")
 @pytest.mark.parametrize("kind", ["real-session", "absent-session", "outside-state-root"])
 def test_marker_outside_the_boundary_is_not_trusted(claude, kind):
     """The marker is an environment variable, which the agent can set (a direnv file, a

@@ -59,7 +59,6 @@ def whole_agent(cc: ClaudeCode) -> ClaudeCode:
     return ClaudeCode(cc.world, wrapper, cc.marketplace)
 
 
-@pytest.mark.protects("whole-agent")
 def test_control_claude_outside_any_boundary_is_attacked(claude_control):
     world = claude_control.world
     prepare_home(world)
