@@ -84,12 +84,7 @@ int cmd_run_harness(const Context& ctx, const std::string& name,
   // commands). The footprint's network_hosts join the profile's allow-list once it has one.
   ThrowawaySession session(ctx, kWholeAgentSessionPrefix, &setup);
   LaunchRequest req{session.dir(), workdir, argv, {{kInsideEnv, session.dir()}}};
-  LaunchPlan plan = plan_launch(req, ctx.host);
-#ifdef AB_MUTANT_WHOLE_AGENT
-  plan.argv = argv;  // mutant (tests/mutation only, never installed): the harness runs unwrapped
-  plan.protection = {};
-#endif
-  return run_plan(plan);
+  return run_plan(plan_launch(req, ctx.host));
 }
 
 void cmd_exec(const Context& ctx, const std::string& cwd, const std::vector<std::string>& argv) {

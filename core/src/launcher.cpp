@@ -129,6 +129,12 @@ LaunchPlan plan_launch(const LaunchRequest& req, const PluginHost& host) {
   WrapRequest wrap{SessionView{req.session_dir, cfg.workdir, cfg.backend_executable}, plan.cwd,
                    req.argv, set_names};
   plan.argv = backend->wrap(wrap);
+#ifdef AB_MUTANT_WHOLE_AGENT  // mutant (tests/mutation only, never installed): a whole-agent
+  if (!req.env.empty()) {     // launch (the only one with its own env) runs unwrapped
+    plan.argv = req.argv;
+    plan.protection = {};
+  }
+#endif
   if (plan.argv.empty() || plan.argv[0].empty() || plan.argv[0][0] != '/')
     throw BackendError("backend `" + cfg.backend + "` returned no absolute command to run");
   spdlog::debug("exec {} (in {})", plan.argv[0], plan.cwd);
