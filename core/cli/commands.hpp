@@ -41,6 +41,9 @@ int cmd_session_stop(const Context& ctx, const std::string& dir);
 int cmd_run(const Context& ctx, const std::vector<std::string>& argv);
 int cmd_checkpoint(const Context& ctx);
 int cmd_exec(const Context& ctx, const std::string& cwd, const std::vector<std::string>& argv);
+// `run --harness NAME -- CMD...`: whole-agent mode (whole_agent.hpp).
+int cmd_run_harness(const Context& ctx, const std::string& harness,
+                    const std::vector<std::string>& argv);
 
 // Profiles and plugins (profile_commands.cpp)
 int cmd_validate(const Context& ctx, const std::vector<std::string>& targets);

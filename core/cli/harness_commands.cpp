@@ -14,6 +14,7 @@
 #include "hook_engine.hpp"
 #include "paths.hpp"
 #include "session_start.hpp"
+#include "whole_agent.hpp"
 
 namespace agent_boundary::cli {
 namespace {
@@ -58,6 +59,7 @@ HookContext hook_context(const Context& ctx) {
   h.state_root = state_root();
   h.self_exe = ctx.install.self_exe;
   h.backend = ctx.globals.backend;
+  h.inside_session = verified_inside(h.state_root);
   const PluginHost* host = &ctx.host;
   h.backend_for = [host](const BoundaryConfig& c) {
     return load_backend(c.backend_plugin, installed_plugin_dir(), *host);
@@ -88,8 +90,18 @@ int session_start_hook(const Context& ctx, const Harness& harness, const std::st
               << "; not generating a policy\n";
     return 0;
   }
-  const SessionStartReport report =
-      start_session(event, harness.protected_paths(), ctx.install, hook_context(ctx));
+  const HookContext hook = hook_context(ctx);
+  SessionStartReport report;
+  if (!hook.inside_session.empty()) {
+    // The launcher made this session; from inside it can be neither created nor read.
+    report.session_dir = hook.inside_session;
+    report.status_line = "inside the whole-agent boundary " + hook.inside_session +
+                         ": commands and file tools are held by the kernel, hooks do not wrap "
+                         "them again";
+    report.enforcement_verified = true;  // verified_inside() saw the kernel refuse it
+  } else {
+    report = start_session(event, harness.protected_paths(), ctx.install, hook);
+  }
   std::cerr << harness.finish_session_start(report) << std::flush;
   return 0;
 }
@@ -97,8 +109,9 @@ int session_start_hook(const Context& ctx, const Harness& harness, const std::st
 int session_end_hook(const Context& ctx, const Harness& harness, const std::string& payload) {
   std::string note;
   try {
-    note = end_session(harness.parse_session_start(payload).session_id, ctx.install,
-                       hook_context(ctx));
+    const HookContext hook = hook_context(ctx);
+    if (!hook.inside_session.empty()) return 0;  // the launcher ends it outside
+    note = end_session(harness.parse_session_start(payload).session_id, ctx.install, hook);
   } catch (const Error& e) {
     note = e.message();
   }

@@ -26,6 +26,7 @@ struct Split {
   std::vector<std::string> head;  // argv[1..] up to and including the `run`/`exec` word
   std::vector<std::string> tail;  // the command to run
   std::string command;            // "run", "exec" or empty
+  std::string harness;            // run --harness NAME: whole-agent mode
 };
 
 Split split_argv(int argc, char** argv) {
@@ -51,6 +52,15 @@ Split split_argv(int argc, char** argv) {
     if (a == "run") {
       s.command = a;
       ++i;
+      for (; i < argc; ++i) {  // run's own options, before the command
+        const std::string o = argv[i];
+        if (o == "--harness" && i + 1 < argc)
+          s.harness = argv[++i];
+        else if (o.starts_with("--harness="))
+          s.harness = o.substr(10);
+        else
+          break;
+      }
       if (i < argc && std::string(argv[i]) == "--") ++i;
       break;
     }
@@ -169,7 +179,10 @@ int real_main(int argc, char** argv) {
   auto* checkpoint = app.add_subcommand(
       "checkpoint",
       "neutralise what the sandbox planted for host tools (nested git dirs, configs)");
-  auto* run = app.add_subcommand("run", "run a command inside the boundary: run [--] CMD ARGS...");
+  auto* run = app.add_subcommand(
+      "run",
+      "run a command inside the boundary: run [--harness NAME] [--] CMD ARGS... (--harness: "
+      "the whole agent, with its own state writable and its settings held)");
   std::string exec_cwd;
   auto* exec =
       app.add_subcommand("exec", "the launcher: exec --session-dir DIR [--cwd DIR] -- CMD...");
@@ -221,6 +234,7 @@ int real_main(int argc, char** argv) {
       std::cerr << "usage: agent-boundary run [--] <command> [args...]\n";
       return 2;
     }
+    if (!split.harness.empty()) return cli::cmd_run_harness(ctx, split.harness, split.tail);
     return cli::cmd_run(ctx, split.tail);
   }
   if (*exec) {

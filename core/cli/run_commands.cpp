@@ -14,6 +14,7 @@
 #include "paths.hpp"
 #include "protect/checkpoint.hpp"
 #include "secure_file.hpp"
+#include "whole_agent.hpp"
 
 namespace fs = std::filesystem;
 
@@ -24,11 +25,18 @@ namespace {
 // in a sandbox-writable place such as /tmp could not be denied to the sandbox).
 class ThrowawaySession {
  public:
-  explicit ThrowawaySession(const Context& ctx) : install_(ctx.install) {
+  explicit ThrowawaySession(const Context& ctx, const char* prefix = "run-",
+                            const WholeAgentSetup* whole_agent = nullptr)
+      : install_(ctx.install) {
     std::mt19937_64 rng{std::random_device{}()};
-    dir_ = state_root() + "/sessions/run-" + std::to_string(getpid()) + "-" +
+    dir_ = state_root() + "/sessions/" + prefix + std::to_string(getpid()) + "-" +
            std::to_string(rng() % 1000000000ULL);
     SessionRequest req;
+    if (whole_agent) {
+      req.whole_agent = true;
+      req.extra_grants = whole_agent->grants;
+      req.extra_held = whole_agent->held;
+    }
     req.session_dir = dir_;
     req.profile_name = "default";
     req.profiles_dir = profiles_dir_for("default");
@@ -88,6 +96,23 @@ int cmd_run(const Context& ctx, const std::vector<std::string>& argv) {
   }
   ThrowawaySession session(ctx);
   LaunchRequest req{session.dir(), resolve_existing_prefix(fs::current_path().string()), argv};
+  return run_checkpointed(plan_launch(req, ctx.host));
+}
+
+int cmd_run_harness(const Context& ctx, const std::string& name,
+                    const std::vector<std::string>& argv) {
+  if (!ctx.globals.session_dir.empty())
+    throw UsageError("whole-agent mode creates its own session", ctx.globals.session_dir,
+                     "drop --session-dir (and AGENT_BOUNDARY_SESSION_DIR) with --harness");
+  const auto harness = load_harness(harness_plugin_file(name), installed_plugin_dir(), ctx.host);
+  const std::string workdir = resolve_existing_prefix(fs::current_path().string());
+  const WholeAgentSetup setup = whole_agent_setup(
+      name, harness->whole_agent_footprint(home_dir(), workdir, ::getuid()), state_root());
+  for (const auto& note : setup.notes) spdlog::debug("{}", note);
+  // Network: the session's backend applies the profile's setting (nono: open, as for
+  // commands). The footprint's network_hosts join the profile's allow-list once it has one.
+  ThrowawaySession session(ctx, kWholeAgentSessionPrefix, &setup);
+  LaunchRequest req{session.dir(), workdir, argv, {{kInsideEnv, session.dir()}}};
   return run_checkpointed(plan_launch(req, ctx.host));
 }
 

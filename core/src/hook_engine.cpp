@@ -336,6 +336,28 @@ Decision decide_by_class(const ToolCall& call, const HookContext& ctx, const Loa
   return deny("[gate] unknown tool class");
 }
 
+// The harness runs inside a whole-agent boundary: every command and every in-process open
+// is already held by the kernel, so the hook only keeps its asking tier and the toggle out.
+Decision decide_inside(const ToolCall& call, const std::string& dir) {
+  const std::string where = "[gate] inside the whole-agent boundary (" + dir + "): ";
+  switch (call.tool_class) {
+    case ToolClass::shell:
+      if (is_toggle(trim(call.command)))
+        return deny(where + "its boundary is switched from outside, not by the agent");
+      return make(Decision::Verdict::allow, where + call.tool_name + " runs as is");
+    case ToolClass::path:
+    case ToolClass::search:
+      return make(Decision::Verdict::allow, where + "the kernel decides " + call.tool_name);
+    case ToolClass::safe:
+      return make(Decision::Verdict::allow, "ok");
+    case ToolClass::unknown:
+      break;
+  }
+  return make(Decision::Verdict::ask, where + "'" + call.tool_name +
+                                          "' is not a tool the boundary knows; approve only if "
+                                          "you trust what it reaches outside this machine");
+}
+
 }  // namespace
 
 std::string session_dir_for_id(const std::string& state_root, const std::string& id) {
@@ -366,6 +388,7 @@ bool is_wrapped_command(const std::string& command, const std::string& bin,
 
 Decision decide_tool_call(const ToolCall& call, const HookContext& ctx) {
   try {
+    if (!ctx.inside_session.empty()) return decide_inside(call, ctx.inside_session);
     const LoadedSession s = load_session(call, ctx);
     // The toggle stays reachable when the boundary is off, through the pinned binary (a
     // silent hook would leave `agent-boundary on` to whatever PATH finds).

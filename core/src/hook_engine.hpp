@@ -27,6 +27,10 @@ struct HookContext {
   // The backend a new session gets (--backend / AGENT_BOUNDARY_BACKEND); empty: the
   // profile's `backend:`, else nono.
   std::string backend;
+  // Whole-agent mode: the session dir of the boundary the hook verifiably runs inside
+  // (whole_agent.hpp's verified_inside), or empty. Inside, shell commands already run in
+  // the boundary and in-process tools hit the kernel themselves: nothing is wrapped again.
+  std::string inside_session;
 };
 
 // `<state>/sessions/<id>` for an id of 8-64 [A-Za-z0-9_-]; empty for anything else.

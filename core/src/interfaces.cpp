@@ -9,6 +9,10 @@ namespace agent_boundary {
 
 Backend::~Backend() = default;
 Harness::~Harness() = default;
+WholeAgentFootprint Harness::whole_agent_footprint(const std::string&, const std::string&,
+                                                   unsigned) const {
+  return {};
+}
 PluginHost::~PluginHost() = default;
 
 const char* to_string(Access a) {

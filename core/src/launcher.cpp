@@ -135,10 +135,17 @@ LaunchPlan plan_launch(const LaunchRequest& req, const PluginHost& host) {
   if (::stat(kubeconfig.c_str(), &st) == 0) set("KUBECONFIG", kubeconfig);
   // The profile's own `env:` is the reviewed word: it wins over an injected value.
   for (const auto& [k, v] : cfg.env) set(k, v);
+  for (const auto& [k, v] : req.env) set(k, v);
 
   WrapRequest wrap{SessionView{req.session_dir, cfg.workdir, cfg.backend_executable}, plan.cwd,
                    req.argv, set_names};
   plan.argv = backend->wrap(wrap);
+#ifdef AB_MUTANT_WHOLE_AGENT  // mutant (tests/mutation only, never installed): a whole-agent
+  if (!req.env.empty()) {     // launch (the only one with its own env) runs unwrapped
+    plan.argv = req.argv;
+    plan.protection = {};
+  }
+#endif
   if (plan.argv.empty() || plan.argv[0].empty() || plan.argv[0][0] != '/')
     throw BackendError("backend `" + cfg.backend + "` returned no absolute command to run");
   spdlog::debug("exec {} (in {})", plan.argv[0], plan.cwd);

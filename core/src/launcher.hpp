@@ -4,6 +4,7 @@
 // rewrite go through it.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,8 @@ struct LaunchRequest {
   std::string session_dir;  // absolute
   std::string cwd;          // empty: the session's workdir
   std::vector<std::string> argv;
+  // Set last, over the caller's and the profile's (whole-agent mode: its marker).
+  std::map<std::string, std::string> env = {};
 };
 
 struct LaunchPlan {

@@ -206,6 +206,11 @@ class GuardedHarness final : public Harness {
   std::vector<std::string> protected_paths() const override {
     return guarded<PluginError>(name_, [&] { return impl_->protected_paths(); });
   }
+  WholeAgentFootprint whole_agent_footprint(const std::string& home, const std::string& workdir,
+                                            unsigned uid) const override {
+    return guarded<PluginError>(name_,
+                                [&] { return impl_->whole_agent_footprint(home, workdir, uid); });
+  }
   std::string ambient_session_id() const override {
     return guarded<PluginError>(name_, [&] { return impl_->ambient_session_id(); });
   }

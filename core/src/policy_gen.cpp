@@ -60,6 +60,8 @@ class Builder {
       }
     }
     for (const auto& p : context_.readable_protected) add_grant(p, Access::read, "session", true);
+    for (const auto& g : context_.extra_grants)
+      add_grant(g.path, g.access, g.origin.c_str(), g.bypass_builtin_denies, g.kind);
     for (const auto& [k, v] : profile_.env) out_.policy.env[k] = expand_vars(v, vars_);
     out_.policy.backend_options = profile_.backend_options;
     out_.policy.backend_options["nono"] = profile_.nono_json;

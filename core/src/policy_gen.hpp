@@ -22,6 +22,9 @@ struct GenerationContext {
   std::string state_root;
   // Files inside protected dirs the sandbox must still read (e.g. a session kubeconfig).
   std::vector<std::string> readable_protected;
+  // Grants beyond the profile's (whole-agent mode: the harness's own state, and the hook
+  // runtime read-only). Existing paths only; the caller checked them.
+  std::vector<Grant> extra_grants;
 };
 
 struct GenerationResult {

@@ -375,6 +375,12 @@ SessionOutcome write_session(const SessionRequest& req, const Installation& inst
   // The session kubeconfig is readable inside, although the session dir is denied (and
   // exempt from the backend's own kubeconfig denies).
   if (kube.yaml) ctx.readable_protected.push_back(kubeconfig);
+  if (req.whole_agent && profile.self_edit)
+    throw SessionError("profile `" + req.profile_name +
+                           "` has self_edit, which whole-agent mode refuses: the agent could "
+                           "rewrite the boundary it runs in",
+                       profile_file, "use a profile without self_edit");
+  ctx.extra_grants = req.extra_grants;
   GenerationResult gen = generate_policy(profile, ctx);
   ResolvedPolicy& policy = gen.policy;
   for (const auto& w : credential_warnings) gen.warnings.push_back(w);
@@ -406,7 +412,8 @@ SessionOutcome write_session(const SessionRequest& req, const Installation& inst
                                           .submodules = !profile.allow_submodule_escape,
                                           .tool_config = !profile.allow_tool_config_escape,
                                           .home = {},
-                                          .installation = ctx.installation_paths};
+                                          .installation = ctx.installation_paths,
+                                          .held = req.extra_held};
   const std::vector<std::string> writable = protect::writable_dirs(policy);
   protection = protect::compute_plan(policy, req.workdir, writable, hold_options);
   protection.accept_unprotected = profile.accept_unprotected_denies;

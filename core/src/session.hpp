@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "agent_boundary/backend.hpp"
+#include "agent_boundary/harness.hpp"
 #include "agent_boundary/plugin_host.hpp"
 #include "profile.hpp"
 
@@ -83,6 +84,12 @@ struct SessionRequest {
   // Code outside the boundary that hooks run (e.g. a harness's plugin root): denied even
   // with self_edit, like agent-boundary's own plugin dir.
   std::vector<std::string> extra_installation;
+  // Whole-agent mode (whole_agent.hpp): grants for the harness's own state and paths held
+  // read-only inside them. A self_edit profile is refused: the harness would run with its
+  // own boundary's sessions writable.
+  bool whole_agent = false;
+  std::vector<Grant> extra_grants;
+  std::vector<HarnessPath> extra_held;
 };
 
 struct SessionOutcome {

@@ -3,7 +3,8 @@
 //
 // Member functions are defined by topic: claude_harness.cpp (events, environment),
 // tools.cpp (PreToolUse parsing and classification), decision.cpp (PreToolUse output),
-// session_start.cpp (SessionStart and CLAUDE_ENV_FILE), statusline.cpp (status line).
+// session_start.cpp (SessionStart and CLAUDE_ENV_FILE), statusline.cpp (status line),
+// whole_agent.cpp (Claude's own paths for whole-agent mode).
 #pragma once
 
 #include <string>
@@ -29,6 +30,8 @@ class ClaudeHarness final : public Harness {
 
   std::vector<std::string> protected_paths() const override;
   std::string ambient_session_id() const override;
+  WholeAgentFootprint whole_agent_footprint(const std::string& home, const std::string& workdir,
+                                            unsigned uid) const override;
 
   std::string statusline(const std::string& payload,
                          SessionStatus (*lookup)(const std::string& session_id)) const override;

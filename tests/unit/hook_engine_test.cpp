@@ -89,6 +89,22 @@ TEST(WrappedCommand, LookalikesAreNotRecognised) {
   EXPECT_FALSE(is_wrapped_command("ls", "/ab", "/s/sessions/x"));
 }
 
+// Whole-agent mode, verified inside: nothing is wrapped again, file tools reach the
+// kernel, the toggle is refused, unknown tools still ask.
+TEST_F(HookEngine, InsideAWholeAgentBoundaryNothingIsWrappedAgain) {
+  ctx.inside_session = w.path("state/sessions/agent-1-2");
+  EXPECT_CALL(backend, probe(_)).Times(0);
+  Decision d = decide_tool_call(call(ToolClass::shell, "make test"), ctx);
+  EXPECT_EQ(d.verdict, V::allow);
+  EXPECT_EQ(d.updated_command, "");
+  EXPECT_THAT(d.reason, HasSubstr("inside the whole-agent boundary"));
+  d = decide_tool_call(call(ToolClass::path, "/home/u/.ssh/id_rsa"), ctx);
+  EXPECT_EQ(d.verdict, V::allow);
+  EXPECT_EQ(d.updated_path, "");
+  EXPECT_EQ(decide_tool_call(call(ToolClass::shell, "agent-boundary off"), ctx).verdict, V::deny);
+  EXPECT_EQ(decide_tool_call(call(ToolClass::unknown, ""), ctx).verdict, V::ask);
+}
+
 TEST_F(HookEngine, SafeAndUnknownTools) {
   EXPECT_EQ(decide_tool_call(call(ToolClass::safe, ""), ctx).verdict, V::allow);
   ToolCall mcp = call(ToolClass::unknown, "");

@@ -42,6 +42,30 @@ std::vector<std::string> placeholder_paths(const ProtectPlan& plan) {
   return out;
 }
 
+// Whole-agent mode: a harness's settings and code dirs inside its writable state dir are
+// held like the project's .claude (absent dirs created, absent files given placeholders).
+TEST(ProtectPlan, HarnessHeldPathsInsideItsWritableState) {
+  TestWorld w;
+  const std::string wd = w.dir("wd");
+  const std::string cfg = w.dir("home/.claude");
+  w.file("home/.claude/settings.json", "{\"a\": 1}");
+  const auto policy = policy_with(wd);
+  ResolvedPolicy p = policy;
+  p.grants.push_back({cfg, Access::readwrite, PathKind::directory, false, "harness"});
+  PlanOptions o;
+  o.held = {{cfg + "/settings.json", PathKind::file, "{}\n"},
+            {cfg + "/hooks", PathKind::directory, {}},
+            {cfg + "/absent.json", PathKind::file, "{}\n"},
+            {w.path("elsewhere/x"), PathKind::directory, {}}};
+  const ProtectPlan plan = compute_plan(p, wd, writable_dirs(p), o);
+  EXPECT_THAT(paths(plan, false), ::testing::IsSupersetOf({cfg + "/settings.json", cfg + "/hooks",
+                                                           cfg + "/absent.json"}));
+  // Outside every writable grant nothing needs holding.
+  EXPECT_THAT(paths(plan, false), ::testing::Not(::testing::Contains(w.path("elsewhere/x"))));
+  EXPECT_THAT(plan.dirs_to_create, ::testing::Contains(cfg + "/hooks"));
+  EXPECT_THAT(placeholder_paths(plan), ::testing::ElementsAre(cfg + "/absent.json"));
+}
+
 TEST(ProtectPlan, WritableGrantsAreTheNonReadDirectories) {
   TestWorld w;
   const auto p = policy_with(w.dir("wd"));

@@ -54,6 +54,32 @@ struct SessionStartReport {
   bool enforcement_verified = false;  // a probe of a denied path was denied
 };
 
+// What a harness needs to run whole inside a boundary (`agent-boundary run --harness NAME`),
+// for the current user. Paths are absolute.
+struct HarnessPath {
+  std::string path;
+  PathKind kind = PathKind::directory;
+  // held files absent at launch are created with this content (so the sandbox cannot
+  // create them); directories are created empty.
+  std::string placeholder;
+};
+
+struct WholeAgentFootprint {
+  // The harness's own state, writable inside: config dir, caches, temp dir, its config
+  // file and lock files. Absent directories are created (0700); absent files are not
+  // granted (a sandbox cannot grant what does not exist).
+  std::vector<HarnessPath> writable;
+  // Read-only inside, when present: its own installation (e.g. a native binary under HOME).
+  std::vector<HarnessPath> readable;
+  // Inside `writable` (or the workdir), held read-only: everything the harness would later
+  // run or load outside any boundary (settings, hooks, plugins, commands, agents).
+  std::vector<HarnessPath> held;
+  // Hosts the harness must reach (its model API). Not applied yet: the seam for the
+  // profile's network allow-list, which then adds them to it.
+  std::vector<std::string> network_hosts;
+  bool empty() const { return writable.empty() && held.empty(); }
+};
+
 // State of one session for a status line.
 struct SessionStatus {
   bool exists = false;
@@ -92,6 +118,11 @@ class AB_API Harness {
 
   // The harness's session id in the current environment, or empty.
   virtual std::string ambient_session_id() const = 0;
+
+  // Whole-agent mode: the harness's own paths for a user with this HOME and uid, running
+  // in `workdir`. The default (empty) means the harness does not support the mode.
+  virtual WholeAgentFootprint whole_agent_footprint(const std::string& home,
+                                                    const std::string& workdir, unsigned uid) const;
 
   // The status line for a harness status-line payload; `lookup` returns the state of a
   // session id (core validates the id). Empty when the harness does not use the plugin.

@@ -237,6 +237,8 @@ ProtectPlan compute_plan(const ResolvedPolicy& policy, const std::string& workdi
     }
   }
   b.key.clear();
+  for (const auto& h : options.held)
+    b.protect(h.path, h.placeholder.c_str(), h.kind == PathKind::directory);
   for (const auto& deny : policy.denies) {
     if (deny.origin != "profile") continue;
     const std::string real = resolve_existing_prefix(deny.path);

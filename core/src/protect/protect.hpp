@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "agent_boundary/harness.hpp"
 #include "agent_boundary/policy.hpp"
 
 namespace agent_boundary::protect {
@@ -65,6 +66,9 @@ struct PlanOptions {
   // writable grant holds it (e.g. the Claude plugin read in place from the checkout the
   // agent works in). Its self-protection deny is then covered.
   std::vector<std::string> installation;
+  // Whole-agent mode: the harness's settings, hooks, plugins... held read-only inside its
+  // writable state (absent directories created, absent files given their placeholder).
+  std::vector<HarnessPath> held = {};
 };
 ProtectPlan compute_plan(const ResolvedPolicy& policy, const std::string& workdir,
                          const std::vector<std::string>& writable, const PlanOptions& options = {});
