@@ -175,8 +175,11 @@ void exec_plan(const LaunchPlan& plan) {
   for (const auto& e : plan.env) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
   // The binds come before the chdir, so a cwd below a bound directory is on the new mount.
+  // First the PID namespace that tracks every process of the command (freeze/), then the
+  // mount namespace, whose private /proc must belong to that PID namespace.
+  if (plan.tracked) freeze::enter_tracked(plan.session_dir, kTrackedStartWaitMs);
   if (!plan.protection.empty()) {
-    if (!protect::apply(plan.protection, plan.session_dir)) {
+    if (!protect::apply(plan.protection, plan.session_dir, plan.tracked)) {
       const std::string line =
           "agent-boundary: DEGRADED: no user namespaces here; paths inside writable "
           "directories are not protected (the profile accepts this)\n";
@@ -185,7 +188,6 @@ void exec_plan(const LaunchPlan& plan) {
     // An inherited descriptor on a protected file would be a writable alias.
     ::close_range(3, ~0U, 0);
   }
-  if (plan.tracked) freeze::enter_tracked(plan.session_dir, kTrackedStartWaitMs);
   if (::chdir(plan.cwd.c_str()) != 0)
     throw SystemError("cannot enter " + plan.cwd + ": " + std::strerror(errno), plan.cwd);
   ::execve(argv[0], argv.data(), envp.data());

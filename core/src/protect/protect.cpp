@@ -417,6 +417,10 @@ int enter_namespaces(bool root, const char*& step) {
   }
   const uid_t uid = ::geteuid();
   const gid_t gid = ::getegid();
+  // Already in a user namespace of our own (the tracked PID namespace's, freeze/): a mount
+  // namespace there is enough, and must be owned by that user namespace so the private
+  // /proc of that PID namespace can be mounted in it.
+  if (::unshare(CLONE_NEWNS) == 0) return 0;
   step = "unshare(CLONE_NEWUSER|CLONE_NEWNS)";
   if (::unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) return errno;
   step = "writing the user namespace's id maps";
@@ -440,7 +444,7 @@ int enter_lock_layer() {
 
 volatile sig_atomic_t g_forward_to = 0;
 
-extern "C" void forward_signal(int sig) {
+extern "C" void protect_forward_signal(int sig) {
   if (g_forward_to > 0) ::kill(g_forward_to, sig);
 }
 
@@ -449,7 +453,7 @@ extern "C" void forward_signal(int sig) {
 [[noreturn]] void supervise(pid_t child) {
   g_forward_to = child;
   struct sigaction sa {};
-  sa.sa_handler = forward_signal;
+  sa.sa_handler = protect_forward_signal;
   sigemptyset(&sa.sa_mask);
   for (const int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2})
     ::sigaction(sig, &sa, nullptr);
@@ -469,12 +473,17 @@ extern "C" void forward_signal(int sig) {
 // command; the two processes above it (outside, and PID 1 inside) only wait and forward
 // signals. Both die with their parent, so nothing outlives the command's launcher, and
 // whatever the command leaves behind dies with PID 1.
-void enter_private_proc() {
+void enter_private_proc(bool own_pid_namespace) {
   const auto fail = [](const char* what) {
     throw SystemError(
         std::string("cannot give the command its own /proc: ") + what + ": " + std::strerror(errno),
         "/proc", "report this kernel's behaviour");
   };
+  if (own_pid_namespace) {
+    if (::mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0)
+      fail("mount proc");
+    return;
+  }
   if (::unshare(CLONE_NEWPID) != 0) fail("unshare(CLONE_NEWPID)");
   const pid_t init = ::fork();
   if (init < 0) fail("fork");
@@ -527,7 +536,7 @@ bool namespaces_available(std::string& why) {
   return false;
 }
 
-bool apply(const ProtectPlan& plan, const std::string& session_dir) {
+bool apply(const ProtectPlan& plan, const std::string& session_dir, bool own_pid_namespace) {
   if (plan.empty()) return true;
 #ifdef AB_MUTANT_MOUNT_PROTECTION
   (void)session_dir;
@@ -582,7 +591,7 @@ bool apply(const ProtectPlan& plan, const std::string& session_dir) {
                 MS_BIND | MS_REMOUNT | MS_RDONLY | locked_flags(m.path), nullptr) != 0)
       fail("cannot make read-only", m.path);
   }
-  if (plan.private_proc) enter_private_proc();
+  if (plan.private_proc) enter_private_proc(own_pid_namespace);
   if (root) {
     // The lock layer: in a nested user namespace every mount above becomes locked, so even
     // root with full capabilities inside cannot undo, clone or reconfigure them.

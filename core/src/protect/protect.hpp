@@ -65,7 +65,7 @@ struct PlanOptions {
   // Installed code (resolved) that later hooks run: held read-only, not hidden, when a
   // writable grant holds it (e.g. the Claude plugin read in place from the checkout the
   // agent works in). Its self-protection deny is then covered.
-  std::vector<std::string> installation;
+  std::vector<std::string> installation = {};
   // Whole-agent mode: the harness's settings, hooks, plugins... held read-only inside its
   // writable state (absent directories created, absent files given their placeholder).
   std::vector<HarnessPath> held = {};
@@ -95,6 +95,8 @@ bool namespaces_available(std::string& why);
 // In-process, just before the exec: unshare, rslave, binds, lock layer. Throws SystemError
 // (with what to enable) when the kernel refuses and the plan does not accept that; returns
 // false when it ran unprotected because the plan accepts it.
-bool apply(const ProtectPlan& plan, const std::string& session_dir);
+// `own_pid_namespace`: the caller already runs in a new PID namespace of its own (the
+// launcher's tracked commands), so a private /proc is mounted for it instead of a new one.
+bool apply(const ProtectPlan& plan, const std::string& session_dir, bool own_pid_namespace = false);
 
 }  // namespace agent_boundary::protect
