@@ -177,7 +177,10 @@ Decision decide_shell(const ToolCall& call, const HookContext& ctx, const Loaded
     const std::string bin = s.config ? s.config->agent_boundary : ctx.self_exe;
     std::string rewritten = shell_quote(bin) + " --session-dir " + shell_quote(s.dir);
     const auto words = words_of(cmd);
-    for (std::size_t i = 1; i < words.size(); ++i) rewritten += " " + shell_quote(words[i]);
+    // Appended piecewise: no temporary string per word (GCC 12's -O3 also misreads
+    // `" " + std::string&&` as an overlapping memcpy, a false -Wrestrict).
+    for (std::size_t i = 1; i < words.size(); ++i)
+      rewritten.append(" ").append(shell_quote(words[i]));
     Decision d = make(Decision::Verdict::ask,
                       "[gate] sandbox mode change for this session: " +
                           (words.size() > 1 ? cmd.substr(cmd.find(words[1])) : "(show current)"));
@@ -221,7 +224,7 @@ std::string swappable_symlink(const std::string& path, const ResolvedPolicy& pol
   std::string prefix;
   for (const auto& part : fs::path(path)) {
     if (part == "/") continue;
-    prefix += "/" + part.string();
+    prefix.append("/").append(part.native());
     if (!is_symlink(prefix)) continue;
     const std::string parent = resolve_existing_prefix(fs::path(prefix).parent_path().string());
     for (const auto& w : writable)

@@ -57,6 +57,12 @@ CRASH_MARKERS = ("Traceback", "terminate called", "Aborted", "core dumped",
                  "internal error", "Segmentation fault")
 
 
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "protects(name): the test proves protection `name` (the mutation stage "
+                   "expects it to fail against a mutant that removes it)")
+
+
 def need(condition: bool, message: str) -> None:
     """Skip when a prerequisite is missing; under CI=true, fail instead."""
     if condition:
