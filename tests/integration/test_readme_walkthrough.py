@@ -54,8 +54,11 @@ def sh_commands(section_text: str) -> list[str]:
     out = []
     for line in m.group(1).splitlines():
         words = shlex.split(line, comments=True)
-        if words:
-            out.append(shlex.join(words))
+        if not words:
+            continue
+        command = re.sub(r"(^|\s)#.*$", "", line).strip()  # as written: `~` must stay `~`
+        assert shlex.split(command) == words, f"cannot separate the comment of: {line}"
+        out.append(command)
     return out
 
 
