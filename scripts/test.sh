@@ -6,6 +6,9 @@
 #   unit         GoogleTest through ctest
 #   clang        Clang build of everything (Release, warnings are errors) and its unit tests
 #   integration  pytest driving the staged install with the real nono, srt and podman
+# and last, once those have ended:
+#   mutation     tests/mutation/run.sh: every protection test must fail against a copy of
+#                the install with that protection disabled
 # Each phase's output goes to build/test-logs/<phase>.log and is printed whole when the
 # phase ends, with its duration; a summary ends the run. AB_SKIP=phase,phase skips phases
 # (not with CI=true: then nothing may skip itself, and a missing tool is a failure).
@@ -70,6 +73,10 @@ phase_integration() {
     "$python" -m pytest -q -p no:cacheprovider -rs --durations=10 "$repo/tests/integration"
 }
 
+phase_mutation() {
+  AB_BUILD_DIR="$build" "$repo/tests/mutation/run.sh"
+}
+
 # -- running them -------------------------------------------------------------------------
 
 declare -A phase_pid phase_t0
@@ -132,6 +139,8 @@ start_phase format phase_format
 start_phase unit phase_unit
 start_phase clang phase_clang
 start_phase integration phase_integration
+wait_phases
+start_phase mutation phase_mutation
 wait_phases
 
 printf '\n== summary (%s in all)\n' "$(elapsed $((SECONDS - started)))"

@@ -85,24 +85,32 @@ int cmd_status(const Context& ctx, bool json) {
   const BoundaryConfig c = read_boundary(dir);
   const std::string policy_file = dir + "/" + kPolicyFile;
   policy_from_json(read_file(policy_file, 16 << 20).value_or(""), policy_file);
+  // A damaged session is refused by the launcher and the hook; say so, and fail.
+  const auto damaged = damaged_pinned_files(dir, c);
   if (json) {
     nlohmann::ordered_json j = nlohmann::ordered_json::parse(boundary_to_json(c));
     j["session_dir"] = dir;
-    j["complete"] = true;
+    j["complete"] = damaged.empty();
+    j["damaged_pinned_files"] = damaged;
     j["degraded"] = !degraded_lines(c).empty();
     // The caches' state and times only; never a credential value.
     if (credentials::wants_credentials(c))
       j["credentials"] = credentials::credential_status(dir, c, credentials::now_seconds());
     std::cout << j.dump(2) << "\n";
-    return 0;
+    return damaged.empty() ? 0 : 1;
   }
   std::cout << describe(c) << "\n";
+  for (const auto& d : damaged)
+    std::cout << "REFUSED: pinned file " << d
+              << " is missing or unreadable; every command is refused until: agent-boundary "
+                 "--session-dir "
+              << dir << " reload\n";
   for (const auto& line : degraded_lines(c)) std::cout << line << "\n";
   if (credentials::wants_credentials(c))
     for (const auto& line :
          credentials::credential_status_lines(dir, c, credentials::now_seconds()))
       std::cout << line << "\n";
-  return 0;
+  return damaged.empty() ? 0 : 1;
 }
 
 int cmd_set_state(const Context& ctx, const std::string& state) {

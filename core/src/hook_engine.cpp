@@ -34,12 +34,12 @@ Decision deny(std::string reason) { return make(Decision::Verdict::deny, std::mo
 
 // With a protection plan the probe must see the same read-only binds as the commands, so
 // it runs through the pinned launcher instead of the backend alone.
-// nullopt: no plan (or an empty one); a corrupt plan is a plan the launcher refuses.
+// nullopt: an empty plan; a missing or corrupt plan is a plan the launcher refuses.
 std::optional<protect::ProtectPlan> protection_of(const std::string& dir) {
   const std::string file = dir + "/" + protect::kProtectFile;
-  const auto text = read_file(file, 1 << 20);
-  if (!text) return std::nullopt;
   try {
+    const auto text = read_file(file, 1 << 20);
+    if (!text) throw SessionError("missing " + file);
     auto plan = protect::from_json(*text, file);
     if (plan.empty()) return std::nullopt;
     return plan;
@@ -257,6 +257,10 @@ Decision decide_path(const ToolCall& call, const HookContext& ctx, const LoadedS
   const auto policy_text = read_file(s.dir + "/" + kPolicyFile, 16 << 20);
   if (!policy_text) return deny(no_policy_reason(s));
   const ResolvedPolicy policy = policy_from_json(*policy_text, s.dir + "/" + kPolicyFile);
+  if (const auto damaged = damaged_pinned_files(s.dir, c); !damaged.empty())
+    return deny(label + ": the session's pinned " + damaged.front() +
+                " is missing or unreadable; run `agent-boundary --session-dir " + s.dir +
+                " reload`");
   if (const std::string link = swappable_symlink(lexical, policy); !link.empty())
     return deny(label + ": the symlink " + link +
                 " sits in a directory the sandbox can write, so it could be swapped after "

@@ -47,6 +47,9 @@ LaunchPlan plan_launch(const LaunchRequest& req, const PluginHost& host) {
   if (req.session_dir.empty() || req.session_dir[0] != '/')
     throw UsageError("--session-dir must be an absolute path", req.session_dir);
   const BoundaryConfig cfg = read_boundary(req.session_dir);
+  // Every file pinned at creation must still be there: a missing protect.json, rendering or
+  // policy would run the command with a weaker boundary than the one reviewed.
+  require_pinned_files(req.session_dir, cfg);
   // The pinned policy must still be whole: a damaged session is refused, not half-used.
   const std::string policy_file = req.session_dir + "/" + kPolicyFile;
   const auto policy_text = read_file(policy_file, 16 << 20);
@@ -64,10 +67,18 @@ LaunchPlan plan_launch(const LaunchRequest& req, const PluginHost& host) {
   const auto backend = load_backend(cfg.backend_plugin, trusted, host);
 
   LaunchPlan plan;
-  // Sessions from before the protection plan existed have no protect.json: nothing to bind.
+  // A missing plan is refused, never read as "nothing to bind".
   const std::string protect_file = req.session_dir + "/" + protect::kProtectFile;
-  if (const auto text = read_file(protect_file, 1 << 20))
-    plan.protection = protect::from_json(*text, protect_file);
+  const auto protect_text = read_file(protect_file, 1 << 20);
+#ifdef AB_MUTANT_PINNED_FILES  // mutant (tests/mutation only): a missing plan binds nothing
+  if (protect_text) plan.protection = protect::from_json(*protect_text, protect_file);
+#else
+  if (!protect_text)
+    throw SessionError("the session's " + std::string(protect::kProtectFile) + " is missing",
+                       protect_file,
+                       "run `agent-boundary --session-dir " + req.session_dir + " reload`");
+  plan.protection = protect::from_json(*protect_text, protect_file);
+#endif
   plan.session_dir = req.session_dir;
   plan.cwd = req.cwd.empty() ? cfg.workdir : absolute_normal(req.cwd, cfg.workdir);
   // A command must start where the boundary lets it look; nono would silently start it in
@@ -129,7 +140,19 @@ void exec_plan(const LaunchPlan& plan) {
     (void)!::write(2, line.data(), line.size());
   }
   std::vector<char*> argv, envp;
+#ifdef AB_MUTANT_CREDENTIALS_ARGV
+  // Mutant (tests/mutation only, never installed): a shell that keeps the injected secrets
+  // in its own argv for as long as the command runs.
+  std::vector<std::string> leaky = {"/bin/sh", "-c", "shift 2; \"$@\"; exit $?", "sh", "-", "-"};
+  for (const auto& e : plan.env) {
+    if (e.starts_with("AWS_SECRET_ACCESS_KEY=")) leaky[4] = e;
+    if (e.starts_with("GH_TOKEN=")) leaky[5] = e;
+  }
+  leaky.insert(leaky.end(), plan.argv.begin(), plan.argv.end());
+  for (const auto& a : leaky) argv.push_back(const_cast<char*>(a.c_str()));
+#else
   for (const auto& a : plan.argv) argv.push_back(const_cast<char*>(a.c_str()));
+#endif
   argv.push_back(nullptr);
   for (const auto& e : plan.env) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);

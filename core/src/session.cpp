@@ -1,10 +1,13 @@
 #include "session.hpp"
 
+#include <fcntl.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -244,6 +247,7 @@ std::string boundary_to_json(const BoundaryConfig& c) {
                                {"origin", d.origin},
                                {"enforcement", to_string(d.enforcement)},
                                {"reason", d.reason}});
+  j["pinned_files"] = c.pinned_files;
   return j.dump(2) + "\n";
 }
 
@@ -251,6 +255,46 @@ bool session_complete(const std::string& dir) {
   struct stat st {};
   return ::stat((dir + "/" + kBoundaryFile).c_str(), &st) == 0 &&
          ::stat((dir + "/" + kPolicyFile).c_str(), &st) == 0;
+}
+
+std::vector<std::string> damaged_pinned_files(const std::string& dir, const BoundaryConfig& c) {
+  std::vector<std::string> out;
+#ifdef AB_MUTANT_PINNED_FILES
+  return out;  // mutant (tests/mutation only, never installed): nothing is ever missing
+#endif
+  if (c.pinned_files.empty()) {
+    out.push_back("the list of pinned files (the session predates it)");
+    return out;
+  }
+  for (const auto& name : c.pinned_files) {
+    const std::string path = dir + "/" + name;
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) {
+      out.push_back(name + " (" + std::strerror(errno) + ")");
+      continue;
+    }
+    if (!S_ISREG(st.st_mode)) {
+      out.push_back(name + " (not a regular file)");
+      continue;
+    }
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) {
+      out.push_back(name + " (" + std::strerror(errno) + ")");
+      continue;
+    }
+    ::close(fd);
+  }
+  return out;
+}
+
+void require_pinned_files(const std::string& dir, const BoundaryConfig& c) {
+  const auto damaged = damaged_pinned_files(dir, c);
+  if (damaged.empty()) return;
+  std::string list;
+  for (const auto& d : damaged) list += (list.empty() ? "" : ", ") + d;
+  throw SessionError("the session's pinned files are missing or unreadable: " + list +
+                         "; commands are refused rather than run with a weaker boundary",
+                     dir, "run `agent-boundary --session-dir " + dir + " reload`");
 }
 
 BoundaryConfig read_boundary(const std::string& dir) {
@@ -307,6 +351,13 @@ BoundaryConfig read_boundary(const std::string& dir) {
                                        d.at("origin").get<std::string>(),
                                        enforcement_from(d.at("enforcement").get<std::string>()),
                                        d.at("reason").get<std::string>()});
+    if (j.contains("pinned_files"))
+      for (const auto& f : j.at("pinned_files")) {
+        c.pinned_files.push_back(f.get<std::string>());
+        const std::string& name = c.pinned_files.back();
+        if (name.empty() || name.find('/') != std::string::npos || name[0] == '.')
+          throw std::invalid_argument("a pinned file name is not a plain name");
+      }
     if (c.state != "on" && c.state != "off")
       throw std::invalid_argument("state must be \"on\" or \"off\"");
     for (const std::string* p : {&c.workdir, &c.backend_plugin, &c.backend_executable.path,
@@ -487,6 +538,7 @@ SessionOutcome write_session(const SessionRequest& req, const Installation& inst
   files.push_back({protect::kProtectFile, protect::to_json(protection)});
   files.push_back({protect::kMaskFile, ""});
   files.push_back({kPolicyFile, policy_to_json(policy)});
+  for (const auto& f : files) config.pinned_files.push_back(f.name);
   files.push_back({kBoundaryFile, boundary_to_json(config)});
 
   spdlog::debug("policy: {} grants, {} denies", policy.grants.size(), policy.denies.size());
@@ -496,8 +548,10 @@ SessionOutcome write_session(const SessionRequest& req, const Installation& inst
     backend->start(staged_view);
     try {
       self_test(*backend, staged_view);
+#ifndef AB_MUTANT_INSTALLED_CODE_UNWRITABLE
       check_code_dirs_unwritable(*backend, staged_view,
                                  code_dirs(install, exe, aws_cli, gh_cli, req.extra_installation));
+#endif
     } catch (...) {
       try {
         backend->stop(staged_view);  // a session that does not land keeps nothing running

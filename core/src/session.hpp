@@ -52,6 +52,10 @@ struct BoundaryConfig {
   std::string agent_boundary;         // absolute path of our own binary
   std::vector<std::string> warnings;  // from generation and deny-state, for `status`
   std::vector<DenyState> deny_state;
+  // Every file written at creation besides boundary.json (policy.json, protect.json, the
+  // backend's rendering, the kubeconfig, ...): the launcher and the hook refuse the session
+  // when one is missing or unreadable, since each one's absence would weaken the boundary.
+  std::vector<std::string> pinned_files;
 };
 
 std::string boundary_to_json(const BoundaryConfig& config);
@@ -59,6 +63,12 @@ std::string boundary_to_json(const BoundaryConfig& config);
 BoundaryConfig read_boundary(const std::string& session_dir);
 // A session is complete when boundary.json and policy.json both exist.
 bool session_complete(const std::string& session_dir);
+// The pinned files of `config` that are missing or unreadable in `session_dir` (each with
+// why); a session from before the list existed yields one entry saying so. Empty: whole.
+std::vector<std::string> damaged_pinned_files(const std::string& session_dir,
+                                              const BoundaryConfig& config);
+// Throws SessionError (with the fix) when damaged_pinned_files() is not empty.
+void require_pinned_files(const std::string& session_dir, const BoundaryConfig& config);
 
 struct SessionRequest {
   std::string session_dir;   // absolute

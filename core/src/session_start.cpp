@@ -164,6 +164,10 @@ SessionStartReport start_session(const SessionStartEvent& event,
     BoundaryConfig config;
     if (session_complete(dir)) {
       config = read_boundary(dir);  // resume: pinned, untouched
+      for (const auto& d : damaged_pinned_files(dir, config))
+        report.notes.push_back("REFUSED: pinned file " + d +
+                               " is missing or unreadable; commands are refused until "
+                               "`agent-boundary reload`");
       for (const auto& d : config.deny_state)
         if (d.enforcement != Enforcement::enforced)
           report.notes.push_back("DEGRADED: deny " + d.path + " is " + to_string(d.enforcement) +

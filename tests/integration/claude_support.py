@@ -172,6 +172,8 @@ class Claude:
         r = self.session_start(session_id(name), cwd=cwd, env=env, source=source)
         assert_no_crash(r)
         assert r.returncode == 0, f"{r.stdout}\n{r.stderr}"
+        # A session whose self-test found no enforcement is no session to test against.
+        assert "NOT sandboxed" not in r.stderr and "self-test" not in r.stderr, r.stderr
         d = self.session_dir(name)
         assert (d / "boundary.json").is_file(), f"no session made:\n{r.stderr}"
         assert (d / "policy.json").is_file(), r.stderr

@@ -37,6 +37,9 @@ import pytest
 
 # AB_WORLD_BASE lets two checkouts run their suites side by side without sharing worlds.
 WORLD_BASE = Path(os.environ.get("AB_WORLD_BASE", "/var/tmp/agent-boundary-it"))
+# The mutation stage (tests/mutation/run.sh) hands a mutant's stand-ins to every world as
+# variables (JSON object); the product never reads this name.
+MUTANT_ENV = json.loads(os.environ.get("AB_MUTANT_ENV") or "{}")
 SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
 HERE = Path(__file__).resolve().parent
 
@@ -59,8 +62,28 @@ CRASH_MARKERS = ("Traceback", "terminate called", "Aborted", "core dumped",
 
 def pytest_configure(config):
     config.addinivalue_line(
-        "markers", "protects(name): the test proves protection `name` (the mutation stage "
-                   "expects it to fail against a mutant that removes it)")
+        "markers",
+        "protects(name, ...): a test of the named protection; the mutation stage "
+        "(tests/mutation) expects it to FAIL against that protection's mutant")
+
+
+def pytest_addoption(parser):
+    parser.addoption("--protects", default="",
+                     help="run only the tests marked protects(NAME) for one of these "
+                          "comma-separated names (the mutation stage's selection)")
+
+
+def protections_of(item) -> set[str]:
+    return {name for m in item.iter_markers("protects") for name in m.args}
+
+
+def pytest_collection_modifyitems(config, items):
+    wanted = {n for n in config.getoption("--protects").split(",") if n}
+    if not wanted:
+        return
+    keep = [i for i in items if protections_of(i) & wanted]
+    config.hook.pytest_deselected(items=[i for i in items if i not in keep])
+    items[:] = keep
 
 
 def need(condition: bool, message: str) -> None:
@@ -183,6 +206,7 @@ class World:
             "PATH": SAFE_PATH,
             "AGENT_BOUNDARY_PROFILES_DIR": str(self.profiles),
             "AGENT_BOUNDARY_STATE_DIR": str(self.state),
+            **MUTANT_ENV,
         }
         for k in drop:
             env.pop(k, None)

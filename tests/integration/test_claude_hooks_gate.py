@@ -103,6 +103,7 @@ def test_parallel_writes_of_new_files_are_all_allowed_and_leave_nothing(world, c
 
 # -- denied: reads ---------------------------------------------------------------------------------
 
+@pytest.mark.protects("landlock", "probe")
 def test_read_secrets_denied(world, claude, sid):
     for path in (world.aws_config, world.ssh_key, world.aws_credentials,
                  world.home / ".aws" / "new", world.home / ".ssh"):
@@ -110,15 +111,18 @@ def test_read_secrets_denied(world, claude, sid):
         assert "blocked by sandbox policy" in h.reason, h
 
 
+@pytest.mark.protects("landlock", "probe")
 def test_read_profiles_denied(world, claude, sid):
     deny(claude.read(sid, world.profiles / "default.yaml"))
 
 
+@pytest.mark.protects("landlock", "probe")
 def test_read_own_session_files_denied(world, claude, sid, sdir):
     for name in ("policy.json", "boundary.json", "nono-profile.json"):
         deny(claude.read(sid, sdir / name))
 
 
+@pytest.mark.protects("landlock", "probe")
 def test_read_home_outside_grants_denied(world, claude, sid):
     (world.home / "notes.txt").write_text("HOME-NOTES\n")
     deny(claude.read(sid, world.home / "notes.txt"))
@@ -127,6 +131,7 @@ def test_read_home_outside_grants_denied(world, claude, sid):
 
 # -- denied: writes --------------------------------------------------------------------------------
 
+@pytest.mark.protects("landlock", "probe")
 def test_write_secrets_and_home_denied(world, claude, sid):
     before = world.aws_config.read_bytes()
     targets = [world.aws_config, world.home / "evil.txt", world.home / ".aws" / "x",
@@ -179,6 +184,36 @@ def test_write_installation_denied(world, claude, sid):
 
 
 # -- special files ---------------------------------------------------------------------------------
+
+def test_a_probe_stuck_in_open_is_denied_at_its_deadline(world, claude):
+    """README: a hung mount cannot stall the probe. The stand-in for a path whose open()
+    never returns (a mount served by a stopped process) is a copy of the install whose probe
+    helper never answers; the hook must deny at the probe's deadline (5 s), well inside its
+    own 20 s, instead of waiting."""
+    import shutil
+    import subprocess
+    import time
+    copy = world.root / "prefix-hung"
+    shutil.copytree(world.prefix, copy, symlinks=True)
+    probe = copy / "libexec" / "agent-boundary" / "probe"
+    probe.unlink()
+    probe.write_text("#!/bin/sh\nexec sleep 60\n")
+    probe.chmod(0o755)
+    binary = str(copy / "bin" / "agent-boundary")
+    sid = session_id("hung")
+    assert world.ab("session", "create", world.sessions / sid, binary=binary).returncode == 0
+    payload = json.dumps(claude.payload(sid, "Read", {"file_path": str(world.wt / "README.md")}))
+    t0 = time.monotonic()
+    r = subprocess.run([binary, "claude", "hook", "PreToolUse"], cwd=str(world.wt),
+                       env=claude.full_env(), input=payload, capture_output=True, text=True,
+                       timeout=30)
+    elapsed = time.monotonic() - t0
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)["hookSpecificOutput"]
+    assert out["permissionDecision"] == "deny", out
+    assert "timed out" in out["permissionDecisionReason"], out
+    assert 4.0 <= elapsed < 15.0, elapsed
+
 
 @pytest.mark.parametrize("tool", ["Read", "Write", "Edit"])
 def test_fifo_in_workdir_is_decided_promptly(world, claude, sid, tool):
@@ -271,6 +306,7 @@ def test_tilde_path_is_not_expanded_into_home(world, claude, sid):
 
 # -- Linux: denies inside the writable workdir (issue 4) ------------------------------------------
 
+@pytest.mark.protects("mount-protection", "probe")
 def test_claude_settings_in_workdir_are_protected(world, claude, sid):
     # The session created `.claude` and placeholders for both files (issue 4).
     (world.wt / ".claude").mkdir(exist_ok=True)
@@ -279,3 +315,15 @@ def test_claude_settings_in_workdir_are_protected(world, claude, sid):
         deny(claude.write(sid, world.wt / ".claude" / name))
         deny(claude.edit(sid, world.wt / ".claude" / name))
 
+
+
+@pytest.mark.protects("pinned-files")
+def test_a_session_missing_a_pinned_file_denies_file_tools(world, claude, sid, sdir):
+    # Without protect.json the probe would run without the read-only binds and answer
+    # "allowed" for the git hooks; the hook must deny instead, and say how to fix it.
+    (sdir / "protect.json").unlink()
+    for h in (claude.write(sid, world.repo / ".git" / "hooks" / "pre-commit"),
+              claude.read(sid, world.wt / "README.md")):
+        reason = deny(h).reason
+        assert "protect.json" in reason and "reload" in reason, reason
+    assert not (world.repo / ".git" / "hooks" / "pre-commit").exists()

@@ -186,6 +186,7 @@ def test_readme_statusline_snippet(world, claude, plugin, source_dir):
 
 # -- failing closed --------------------------------------------------------------------------------
 
+@pytest.mark.protects("hook-guard")
 def test_missing_binary_blocks(world, claude, plugin):
     missing = world.root / "no" / "agent-boundary"
     env = {"AGENT_BOUNDARY_BIN": str(missing)}
@@ -201,6 +202,7 @@ def test_missing_binary_blocks(world, claude, plugin):
     _blocked(r, "[gate] agent-boundary hook failed (exit 127), failing closed: tool call blocked")
 
 
+@pytest.mark.protects("hook-guard")
 def test_runtime_removed_blocks(world, claude, plugin):
     sid = _start(world, claude, plugin)
     os.unlink(_link(world))
@@ -208,6 +210,7 @@ def test_runtime_removed_blocks(world, claude, plugin):
     _blocked(r, "failing closed: tool call blocked")
 
 
+@pytest.mark.protects("hook-guard")
 def test_relative_binary_blocks(world, claude, plugin):
     r = _run(world, claude, plugin, "SessionStart", _start_payload(world, "rel"),
              env={"AGENT_BOUNDARY_BIN": "bin/agent-boundary"})
@@ -233,6 +236,7 @@ def test_crashing_binary_blocks_session_start(world, claude, plugin):
                   env={"AGENT_BOUNDARY_BIN": crash}), "failing closed: tool call blocked")
 
 
+@pytest.mark.protects("hook-guard")
 def test_crashing_runtime_blocks(world, claude, plugin):
     sid = _start(world, claude, plugin)
     crash = _crash_script(world)
@@ -244,6 +248,7 @@ def test_crashing_runtime_blocks(world, claude, plugin):
              crashed=True)
 
 
+@pytest.mark.protects("hook-guard")
 @pytest.mark.parametrize("script", [
     "#!/bin/sh\nexit 1\n",
     "#!/bin/sh\nexit 126\n",

@@ -416,3 +416,30 @@ def test_reasons_fit_claudes_limit(world, claude, sid):
     path = world.home / "/".join([long_name] * 40)
     h = deny(claude.read(sid, path))
     assert len(h.reason) <= 10000
+
+
+def test_hook_ends_itself_with_exit_2_after_20_seconds(world, claude):
+    """README: the hook process ends itself with exit 2 (block) after 20 s, inside Claude's
+    30 s hook timeout. A payload that never ends (stdin left open) holds it until then. The
+    deadline is a constant of the installed binary: nothing outside can shorten or lengthen
+    it, so this test spends the 20 s once."""
+    import subprocess as sp
+    import time as t
+    p = sp.Popen([world.ab_bin, "claude", "hook", "PreToolUse"], cwd=str(world.wt),
+                 env=claude.full_env(), stdin=sp.PIPE, stdout=sp.PIPE, stderr=sp.PIPE, text=True)
+    t0 = t.monotonic()
+    try:
+        p.stdin.write('{"session_id": "pytest-deadline-0001", "tool_name": "Bash", ')
+        p.stdin.flush()
+        p.wait(timeout=28)  # stdin stays open: the payload never ends
+        out, err = p.stdout.read(), p.stderr.read()
+    finally:
+        p.stdin.close()
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    elapsed = t.monotonic() - t0
+    assert p.returncode == 2, (p.returncode, out, err)
+    assert 19.0 <= elapsed < 25.0, elapsed
+    assert out == ""
+    assert "deadline exceeded, failing closed: tool call blocked" in err

@@ -3,6 +3,7 @@ hook's environment), really runs inside the boundary; nothing in the original co
 get out of the single quoted word it becomes."""
 
 import os
+import subprocess
 
 import pytest
 
@@ -42,6 +43,7 @@ def test_control_the_secret_is_readable_outside(world, claude):
     assert SSH_SECRET in r.stdout
 
 
+@pytest.mark.protects("landlock")
 def test_secret_cannot_be_read(world, claude, sid):
     r = _run(claude, sid, "cat ~/.ssh/id_rsa")
     assert r.returncode != 0
@@ -110,7 +112,7 @@ def test_main_checkout_and_git_work(world, claude, sid):
 
 INJECTIONS = {
     "close-quote": "'; cat ~/.ssh/id_rsa; '",
-    "close-quote-escaped": "'\\''; cat ~/.ssh/id_rsa; echo '\\''",
+    "close-quote-escaped": "\\'; cat ~/.ssh/id_rsa; echo \\'",
     "double-quote": "\"; cat ~/.ssh/id_rsa; \"",
     "command-substitution": "echo $(cat ~/.ssh/id_rsa)",
     "backticks": "echo `cat ~/.ssh/id_rsa`",
@@ -132,13 +134,44 @@ INJECTIONS = {
     "exec-replace": "exec cat ~/.ssh/id_rsa",
     "env-trick": "env -i /bin/cat ~/.ssh/id_rsa",
     "trailing-backslash": "cat ~/.ssh/id_rsa \\",
-    "unbalanced-quote": "cat ~/.ssh/id_rsa '",
+    "unbalanced-quote": "cat ~/.ssh/id_rsa\necho '",
     "fake-wrapper": "/bin/bash -c 'cat ~/.ssh/id_rsa'",
     "toggle-chained": "agent-boundary off; cat ~/.ssh/id_rsa",
 }
 
 
+# These leak only through a broken quoting of the rewritten word (a bare `'` or `"` around
+# it), not when run as they are: the sandbox is not what stops them.
+QUOTING_ONLY = {"close-quote", "double-quote"}
+
+
+def _leaks_unwrapped(world, command: str) -> list[str]:
+    """How `command` gets a secret out with no agent-boundary at all: run as it is, or inside
+    a naively quoted `bash -c` (what a broken rewrite would produce)."""
+    cwd = world.root / "control"
+    cwd.mkdir(exist_ok=True)
+    ways = {"as is": command, "naive single quotes": f"/bin/bash -c '{command}'",
+            "naive double quotes": f'/bin/bash -c "{command}"'}
+    leaked = []
+    for way, text in ways.items():
+        r = subprocess.run(["/bin/bash", "-c", text], cwd=str(cwd), env=world.env(), input="",
+                           capture_output=True, text=True, timeout=30)
+        if SSH_SECRET in r.stdout + r.stderr or AWS_CONFIG_SECRET in r.stdout + r.stderr:
+            leaked.append(way)
+    return leaked
+
+
 @pytest.mark.parametrize("kind", sorted(INJECTIONS))
+def test_control_each_injection_leaks_without_the_boundary(world, kind):
+    # A case that cannot leak even without agent-boundary proves nothing about it.
+    leaked = _leaks_unwrapped(world, INJECTIONS[kind])
+    assert leaked, f"{kind}: leaks no secret even unwrapped; make it a real attack"
+    assert ("as is" in leaked) == (kind not in QUOTING_ONLY), (kind, leaked)
+
+
+@pytest.mark.parametrize("kind", [
+    pytest.param(k, marks=() if k in QUOTING_ONLY else pytest.mark.protects("landlock"))
+    for k in sorted(INJECTIONS)])
 def test_injection_stays_inside(world, claude, sid, kind):
     command = INJECTIONS[kind]
     r = _run(claude, sid, command)
@@ -148,6 +181,7 @@ def test_injection_stays_inside(world, claude, sid, kind):
 
 @pytest.mark.parametrize("kind", ["command-substitution", "backticks", "newline", "semicolon",
                                   "heredoc", "quoted-heredoc", "redirect", "eval"])
+@pytest.mark.protects("landlock")
 def test_injection_ran_and_was_denied(world, claude, sid, kind):
     # Not merely a syntax error: the cat really ran, inside, and the kernel said no.
     r = _run(claude, sid, INJECTIONS[kind])
@@ -155,11 +189,16 @@ def test_injection_ran_and_was_denied(world, claude, sid, kind):
     assert "Permission denied" in r.stderr, r.stderr
 
 
+@pytest.mark.protects("landlock")
 def test_toggle_off_from_inside_does_not_work(world, claude, sid):
     # Chained after another command, the toggle runs inside the boundary (denied state dir).
+    # Claude sources CLAUDE_ENV_FILE first, so `agent-boundary` is found inside: the toggle
+    # really runs and is refused, rather than failing as "command not found".
     d = claude.session_dir("wrapped")
-    r = _run(claude, sid, "true; agent-boundary off")
+    rewritten = _rewrite(claude, sid, "true; agent-boundary off")
+    r = claude.run_rewritten(f". '{claude.env_file}' && {rewritten}")
     assert r.returncode != 0
+    assert "not found" not in r.stderr, r.stderr
     assert world.ab("--session-dir", d, "status").stdout.startswith("profile default state on")
     r = _run(claude, sid, f"'{claude.ab_bin}' --session-dir '{d}' off")
     assert r.returncode != 0
@@ -179,5 +218,7 @@ def test_cwd_outside_the_boundary_never_runs_elsewhere(world, claude, sid, where
     cwd = world.repo if where == "main-checkout" else world.home
     r = _run(claude, sid, "pwd", cwd=cwd)
     _no_secret(r)
-    assert r.returncode != 0 or r.stdout == f"{cwd}\n", (
+    # Refused, not run: nono would silently start it in `/` instead.
+    assert r.returncode != 0 and r.stdout == "", (
         f"asked for {cwd}, ran in {r.stdout.strip()!r} (exit {r.returncode})")
+    assert "outside the boundary" in r.stderr, r.stderr

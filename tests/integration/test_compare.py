@@ -114,3 +114,52 @@ def test_unknown_backend_fails_the_run(world):
 def test_runs_must_be_positive(world):
     r = world.ab("compare", "--runs", "0")
     assert_error(r, "--runs must be between 1 and", code=2)
+
+
+# The same actions as these corpus scenarios, done by this test in its own world, with the host
+# effect judged here: (scenario id, command in the worktree, the effect seen on the host).
+SAMPLE = {
+    "read-home-ssh-key": "cat ~/.ssh/id_rsa",
+    "write-git-hook": "printf x > {repo}/.git/hooks/pre-commit",
+    "append-git-config": "printf '[x]\\n' >> {repo}/.git/config",
+    "write-agent-settings": "mkdir -p .claude && printf '{{}}' > .claude/settings.json",
+    "git-add-commit": "printf c > committed.txt && git add committed.txt && "
+                      "git -c user.name=t -c user.email=t@e.invalid commit -q -m sample",
+}
+
+
+def _host_effect(world, session, scenario: str) -> bool:
+    """True when the action really took effect on the host (judged outside the boundary)."""
+    from conftest import SSH_SECRET
+    git_dir = world.repo / ".git"
+    before = {p: p.read_bytes() if p.is_file() else None
+              for p in (git_dir / "hooks" / "pre-commit", git_dir / "config",
+                        world.wt / ".claude" / "settings.json")}
+    head = world.git("rev-parse", "HEAD").stdout
+    r = world.run_in(session, "/bin/bash", "-c", SAMPLE[scenario].format(repo=world.repo))
+    if scenario == "read-home-ssh-key":
+        return SSH_SECRET in r.stdout + r.stderr
+    if scenario == "git-add-commit":
+        return world.git("rev-parse", "HEAD").stdout != head
+    changed = [p for p, old in before.items()
+               if (p.read_bytes() if p.is_file() else None) != old]
+    return bool(changed)
+
+
+@pytest.mark.protects("landlock", "mount-protection")
+def test_compare_grading_agrees_with_host_effects_seen_by_the_test(world, session):
+    """compare grades its own cells; for a sample, this test does the same actions in its
+    own world and judges the host effect itself: an `ok` cell must match what really happens
+    with the profile's intent, and the sample must include both intents."""
+    r = world.ab("compare", "--backend", "nono", "--json", "--runs", "1", timeout=TIMEOUT)
+    report = json.loads(r.stdout)
+    intents = {s["id"]: s["intent"] for s in report["scenarios"]}
+    [nono] = report["backends"]
+    for scenario in SAMPLE:
+        effect = _host_effect(world, session, scenario)
+        assert effect == (intents[scenario] == "allowed"), (
+            f"{scenario}: intent {intents[scenario]}, but the host effect was "
+            f"{'seen' if effect else 'absent'}")
+        assert nono["results"][scenario]["outcome"] == "ok", (scenario, nono["results"][scenario])
+    assert set(intents[s] for s in SAMPLE) == {"allowed", "denied"}
+    assert_ok(r)

@@ -13,8 +13,10 @@ import os
 import re
 import shlex
 import stat
+import subprocess
 import threading
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -427,6 +429,93 @@ def test_exporters_get_fixed_argv_without_secrets(world, creds):
     assert_no_secret(log.read_text())
 
 
+def _processes() -> dict[int, int]:
+    """pid -> ppid of every process now."""
+    out = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat_text = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        out[int(entry)] = int(stat_text.rsplit(")", 1)[1].split()[1])
+    return out
+
+
+def _descendants(root: int, tree: dict[int, int]) -> set[int]:
+    found = {root}
+    grew = True
+    while grew:
+        grew = False
+        for pid, ppid in tree.items():
+            if ppid in found and pid not in found:
+                found.add(pid)
+                grew = True
+    return found
+
+
+def _holders(secrets, command_tree: set[int]) -> list[str]:
+    """Every process with a secret in its argv, and every process outside the command's own
+    tree with one in its environment."""
+    hits = []
+    for pid in _processes():
+        for what in ("cmdline",) if pid in command_tree else ("cmdline", "environ"):
+            try:
+                raw = Path(f"/proc/{pid}/{what}").read_bytes()
+            except OSError:
+                continue
+            text = raw.replace(b"\0", b" ").decode("utf-8", "replace")
+            for secret in secrets:
+                if secret in text:
+                    hits.append(f"pid {pid} {what}: {text[:300]}")
+    return hits
+
+
+@pytest.mark.protects("credentials-argv")
+@pytest.mark.parametrize("backend", ["nono", "srt"])
+def test_no_process_holds_a_secret_in_argv_while_the_command_runs(world, creds, backend):
+    """Scans every process while a command with injected credentials runs: a secret in any
+    argv (readable by every user on the machine) or in a foreign environment is a leak."""
+    if backend == "srt":
+        for tool in ("srt", "node", "bwrap", "socat", "rg"):
+            need_tool(tool)
+    tag = uuid.uuid4().hex[:12].upper()
+    secret, token = f"UNIQ-SECRET-{tag}", f"gho_UNIQ{tag}"
+    with open(world.aws_credentials, "a") as f:
+        f.write(f"\n[uniq]\naws_access_key_id = AKIAUNIQ{tag[:8]}\n"
+                f"aws_secret_access_key = {secret}\n")
+    with open(world.aws_config, "a") as f:
+        f.write("\n[profile uniq]\nregion = eu-west-3\n")
+    (world.home / ".config" / "gh" / "hosts.yml").write_text(
+        f"github.com:\n    oauth_token: {token}\n    user: tester\n    git_protocol: https\n")
+    creds.profile(aws="uniq")
+    d = world.session_path("argv")
+    assert_ok(world.ab("--backend", backend, "session", "create", d, "--workdir", world.wt))
+    ready, release = world.wt / "ready", world.wt / "release"
+    script = ('env > ready.tmp && mv ready.tmp ready; n=0; '
+              'while [ ! -e release ] && [ $n -lt 600 ]; do sleep 0.1; n=$((n+1)); done')
+    p = subprocess.Popen([world.ab_bin, "--session-dir", str(d), "run", "--", "/bin/sh", "-c",
+                          script], cwd=str(world.wt), env=world.env(), stdin=subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not ready.exists() and p.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert ready.exists(), f"the command never ran (exit {p.poll()})"
+        inside = dict(l.split("=", 1) for l in ready.read_text().splitlines() if "=" in l)
+        # Not vacuous: the command really holds both secrets, so they are live right now.
+        assert inside.get("AWS_SECRET_ACCESS_KEY") == secret, sorted(inside)
+        assert inside.get("GH_TOKEN") == token, sorted(inside)
+        hits = _holders((secret, token), _descendants(p.pid, _processes()))
+    finally:
+        release.touch()
+        out, err = p.communicate(timeout=60)
+    assert hits == [], "\n".join(hits)
+    assert p.returncode == 0, err
+    assert secret not in out + err and token not in out + err
+
+
 def test_a_sandbox_writable_tool_is_refused(world, creds):
     planted = world.wt / ".venv" / "bin"
     planted.mkdir(parents=True)
@@ -568,3 +657,21 @@ def test_kubeconfig_source_follows_KUBECONFIG_and_goes_with_the_profile(world, c
     creds.profile(aws=None, github=False)
     assert_ok(world.ab("--session-dir", d, "reload"))
     assert not (d / "kubeconfig").exists()
+
+
+def test_kubeconfig_reaches_bash_commands_through_the_claude_env_file(world, creds, kube_source,
+                                                                      claude):
+    """README: SessionStart exports KUBECONFIG through CLAUDE_ENV_FILE; Claude sources that
+    file before every Bash command, so kubectl inside finds the session's kubeconfig."""
+    from claude_support import allow, session_id
+    creds.profile(aws="eks-prod", github=False, kube="{eks: true, orbstack: true}")
+    d = claude.start("kube")
+    kc = d / "kubeconfig"
+    assert kc.is_file()
+    exports = [l for l in claude.env_file.read_text().splitlines()
+               if l.startswith("export KUBECONFIG=")]
+    assert exports == [f"export KUBECONFIG={shlex.quote(str(kc))}"], exports
+    rewritten = allow(claude.bash(session_id("kube"), 'printf %s "$KUBECONFIG"')).updated["command"]
+    r = claude.run_rewritten(f". '{claude.env_file}' && {rewritten}")
+    assert_ok(r)
+    assert r.stdout == str(kc)

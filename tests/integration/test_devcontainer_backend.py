@@ -272,12 +272,15 @@ def test_claude_hooks_gate_and_wrap_through_the_container(dc, claude):
     r = claude.run_rewritten(h.updated["command"])
     assert r.stdout.splitlines()[0] == c["id"][:12], r.stdout
     assert "HOOK-SECRET" not in r.stdout and SSH_SECRET not in r.stdout
-    # SessionEnd releases the container.
+    # SessionEnd releases the container, inside Claude's ~1.5 s SessionEnd budget (the
+    # removal itself is detached).
+    t0 = time.monotonic()
     end = dc.ab("claude", "hook", "SessionEnd",
                 input=json.dumps({"session_id": sid, "cwd": str(dc.wt),
                                   "hook_event_name": "SessionEnd", "reason": "exit"}),
                 env=claude.env())
     assert end.returncode == 0, end.stderr
+    assert time.monotonic() - t0 < 1.5, "SessionEnd must return inside Claude's budget"
     assert wait_gone(d) == []
 
 

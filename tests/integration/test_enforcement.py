@@ -17,10 +17,12 @@ SECRETS = {
 
 
 def _denied(result, *secrets):
+    """A denial: non-zero exit, and no secret on any channel the command has (stdout,
+    stderr: an error message quoting the content is a leak too)."""
     out = result.stdout + result.stderr
     assert result.returncode != 0, f"expected a denial, got exit 0:\n{out}"
     for s in secrets:
-        assert s not in result.stdout, f"secret {s!r} leaked to stdout"
+        assert s not in out, f"secret {s!r} leaked:\n{out}"
 
 
 # -- the workdir -------------------------------------------------------------------------------
@@ -79,6 +81,7 @@ def test_run_environment(world, session):
 
 # -- secrets ---------------------------------------------------------------------------------
 
+@pytest.mark.protects("landlock")
 @pytest.mark.parametrize("which", sorted(SECRETS))
 def test_secret_cannot_be_read(world, session, which):
     attr, secret = SECRETS[which]
@@ -87,6 +90,7 @@ def test_secret_cannot_be_read(world, session, which):
     _denied(world.run_in(session, "sh", "-c", f"cat < '{path}'"), secret)
 
 
+@pytest.mark.protects("landlock")
 @pytest.mark.parametrize("which", sorted(SECRETS))
 def test_secret_cannot_be_written(world, session, which):
     attr, _ = SECRETS[which]
@@ -100,6 +104,7 @@ def test_secret_cannot_be_written(world, session, which):
     assert not (world.wt / "stolen").exists()
 
 
+@pytest.mark.protects("landlock")
 def test_secret_dirs_cannot_be_listed_or_extended(world, session):
     _denied(world.run_in(session, "ls", world.home / ".ssh"), "id_rsa")
     _denied(world.run_in(session, "sh", "-c", f"echo key > '{world.home}/.ssh/authorized_keys'"))
@@ -108,6 +113,7 @@ def test_secret_dirs_cannot_be_listed_or_extended(world, session):
     assert not (world.home / ".aws" / "new").exists()
 
 
+@pytest.mark.protects("landlock")
 def test_home_outside_grants_is_denied(world, session):
     (world.home / "notes.txt").write_text("HOME-NOTES\n")
     _denied(world.run_in(session, "cat", world.home / "notes.txt"), "HOME-NOTES")
@@ -115,11 +121,13 @@ def test_home_outside_grants_is_denied(world, session):
     assert not (world.home / "evil.txt").exists()
 
 
+@pytest.mark.protects("landlock")
 def test_symlink_from_workdir_to_secret_is_denied(world, session):
     (world.wt / "innocent").symlink_to(world.ssh_key)
     _denied(world.run_in(session, "cat", "innocent"), SSH_SECRET)
 
 
+@pytest.mark.protects("landlock")
 def test_main_checkout_tree_is_not_writable(world, session):
     # Only the main checkout's .git is granted (for worktree commits), not its files.
     before = (world.repo / "README.md").read_bytes()
@@ -129,6 +137,7 @@ def test_main_checkout_tree_is_not_writable(world, session):
 
 # -- agent-boundary's own state --------------------------------------------------------------
 
+@pytest.mark.protects("landlock")
 @pytest.mark.parametrize("name", ["boundary.json", "policy.json", "nono-profile.json"])
 def test_session_files_cannot_be_read(world, session, name):
     r = world.run_in(session, "sh", "-c", f"cat '{session}/{name}'")
@@ -136,6 +145,7 @@ def test_session_files_cannot_be_read(world, session, name):
     assert r.stdout == ""
 
 
+@pytest.mark.protects("landlock")
 def test_boundary_cannot_be_switched_off_from_inside(world, session):
     boundary = session / "boundary.json"
     before = boundary.read_bytes()
@@ -156,6 +166,7 @@ def test_boundary_cannot_be_switched_off_from_inside(world, session):
     assert r.stdout.splitlines()[0] == "profile default state on"
 
 
+@pytest.mark.protects("landlock")
 def test_policy_cannot_be_rewritten_from_inside(world, session):
     for name in ("policy.json", "nono-profile.json"):
         f = session / name
@@ -164,17 +175,21 @@ def test_policy_cannot_be_rewritten_from_inside(world, session):
         assert f.read_bytes() == before
 
 
+@pytest.mark.protects("landlock")
 def test_state_root_and_other_sessions_are_out_of_reach(world, session):
     other = world.create_session("other")
     _denied(world.run_in(session, "cat", other / "boundary.json"), '"format"')
     _denied(world.run_in(session, "sh", "-c", f"echo x > '{other}/boundary.json'"))
-    _denied(world.run_in(session, "ls", world.sessions), "s1")
+    r = world.run_in(session, "ls", "-1", world.sessions)
+    _denied(r)
+    assert "s1" not in (r.stdout + r.stderr).split(), r
     _denied(world.run_in(session, "mkdir", world.sessions / "planted"))
     _denied(world.run_in(session, "sh", "-c", f"echo x > '{world.state}/planted'"))
     assert not (world.sessions / "planted").exists()
     assert not (world.state / "planted").exists()
 
 
+@pytest.mark.protects("landlock")
 def test_profiles_cannot_be_read_or_edited(world, session):
     f = world.profiles / "default.yaml"
     before = f.read_bytes()
@@ -185,6 +200,7 @@ def test_profiles_cannot_be_read_or_edited(world, session):
     assert not (world.profiles / "evil.yaml").exists()
 
 
+@pytest.mark.protects("landlock")
 def test_installation_cannot_be_modified(world, session):
     binary = world.prefix / "bin" / "agent-boundary"
     plugin_dir = world.prefix / "lib" / "agent-boundary" / "plugins"
@@ -309,6 +325,7 @@ def test_symlink_chain_string_form(world, dotfiles):
 
 # -- the probe helper ----------------------------------------------------------------------
 
+@pytest.mark.protects("landlock", "probe")
 def test_probe_secret_denied(world, session):
     assert world.probe_in(session, world.ssh_key, "read") == "denied|EACCES"
     assert world.probe_in(session, world.aws_credentials, "write").startswith("denied|")
@@ -320,6 +337,7 @@ def test_probe_workdir_allowed(world, session):
     assert (world.wt / "README.md").read_text() == README_TEXT
 
 
+@pytest.mark.protects("landlock", "probe")
 def test_probe_absent_file_in_denied_dir(world, session):
     assert world.probe_in(session, world.home / ".aws" / "new", "readwrite").startswith("denied|")
     assert not (world.home / ".aws" / "new").exists()
@@ -333,6 +351,7 @@ def test_probe_absent_file_in_workdir(world, session):
     assert sorted(os.listdir(world.wt)) == [".claude", ".git", "README.md"]
 
 
+@pytest.mark.protects("landlock", "probe")
 def test_probe_state_denied(world, session):
     assert world.probe_in(session, session / "boundary.json", "read") == "denied|EACCES"
     assert world.probe_in(session, session / "new.json", "write").startswith("denied|")

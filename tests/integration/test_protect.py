@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from conftest import GIT_IDENTITY, assert_ok
+from conftest import GIT_IDENTITY, assert_error, assert_ok, need_tool
 
 ENV = {**GIT_IDENTITY, "GIT_CONFIG_NOSYSTEM": "1"}
 
@@ -77,6 +77,7 @@ ATTACKS = {
 }
 
 
+@pytest.mark.protects("mount-protection")
 @pytest.mark.parametrize("name", sorted(ATTACKS))
 def test_attack_inside_a_plain_repo_changes_nothing_on_the_host(world, repo_session, name):
     before = snapshot(world, world.repo)
@@ -88,6 +89,7 @@ def test_attack_inside_a_plain_repo_changes_nothing_on_the_host(world, repo_sess
 
 @pytest.mark.parametrize("name", ["write hook", "append config", "git config hooksPath",
                                   "create commondir", "overwrite settings.json"])
+@pytest.mark.protects("mount-protection")
 def test_attack_from_a_linked_worktree_changes_nothing(world, session, name):
     cmd = ATTACKS[name].replace(".git/", f"{world.repo}/.git/")
     (world.wt / ".claude").mkdir(exist_ok=True)
@@ -97,6 +99,7 @@ def test_attack_from_a_linked_worktree_changes_nothing(world, session, name):
     assert snapshot(world, world.wt) == before
 
 
+@pytest.mark.protects("mount-protection")
 def test_worktree_admin_files_are_read_only(world, session):
     before = snapshot(world, world.wt)
     for cmd in ("echo 'gitdir: /tmp/evil' > .git",
@@ -129,6 +132,7 @@ def test_git_works_in_the_linked_worktree(world, session):
     assert world.git("log", "-1", "--format=%s", "agent", cwd=world.repo).stdout == "x\n"
 
 
+@pytest.mark.protects("mount-protection")
 def test_profile_deny_inside_workdir_is_hidden_and_read_only(world):
     (world.wt / "secret.txt").write_text("TOPSECRET\n")
     world.profile("denyin", deny=("$WORKDIR/secret.txt", "$WORKDIR/absent.txt"),
@@ -173,11 +177,11 @@ def test_preexisting_hardlink_refuses_the_session(world):
     assert "hard link" in r.stderr
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to switch to uid 65534")
+@pytest.mark.protects("mount-protection")
 def test_unprivileged_user_is_protected_too(world):
-    setpriv = shutil.which("setpriv")
-    if not setpriv:
-        pytest.skip("no setpriv")
+    """The launcher's unprivileged path (a user namespace first). As root the test switches
+    to uid 65534; run by anyone else, the suite already is that user, and so is this test."""
+    root = os.geteuid() == 0
     # A world 65534 can use: its own workdir repo, home and state.
     base = world.root / "nobody"
     base.mkdir()
@@ -196,10 +200,12 @@ def test_unprivileged_user_is_protected_too(world):
            "AGENT_BOUNDARY_STATE_DIR": str(home / "state"), **ENV}
     subprocess.run(["git", "-c", "init.defaultBranch=main", "init", "-q", str(repo)], check=True,
                    env=env)
-    for dirpath, dirnames, filenames in os.walk(base):
-        for n in [dirpath, *[os.path.join(dirpath, f) for f in dirnames + filenames]]:
-            os.lchown(n, 65534, 65534)
-    as_nobody = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"]
+    as_nobody = []
+    if root:
+        for dirpath, dirnames, filenames in os.walk(base):
+            for n in [dirpath, *[os.path.join(dirpath, f) for f in dirnames + filenames]]:
+                os.lchown(n, 65534, 65534)
+        as_nobody = [need_tool("setpriv"), "--reuid=65534", "--regid=65534", "--clear-groups"]
 
     def ab(*args):
         return subprocess.run([*as_nobody, world.ab_bin, *map(str, args)], cwd=repo, env=env,
@@ -233,12 +239,12 @@ def snapshot_plain(repo):
 def no_user_namespaces():
     """A wrapper that runs agent-boundary in a user namespace whose max_user_namespaces is 0:
     a kernel that lets it create no (further) user namespace."""
-    unshare = shutil.which("unshare")
-    if not unshare:
-        pytest.skip("no unshare")
+    unshare = need_tool("unshare")
     probe = subprocess.run([unshare, "-r", "true"], capture_output=True)
     if probe.returncode != 0:
-        pytest.skip("cannot create a user namespace here")
+        # This kernel (or its container) already refuses user namespaces: the condition
+        # under test holds as it is, with no wrapper.
+        return ()
     return (unshare, "-r", "/bin/sh", "-c",
             'echo 0 > /proc/sys/user/max_user_namespaces && exec "$0" "$@"')
 
@@ -284,3 +290,39 @@ def test_profile_keys_open_a_protection_and_say_what_it_costs(world):
                      cwd=world.repo, env=ENV)
     assert r.returncode != 0
     assert not (world.repo / ".claude" / "settings.local.json").exists()
+
+
+@pytest.mark.protects("pinned-files")
+@pytest.mark.parametrize("name", ["protect.json", "mask", "nono-profile.json", "policy.json"])
+def test_a_missing_pinned_file_refuses_every_command(world, repo_session, name):
+    """A lost pinned file (corruption, an old session, a bug) must never weaken the boundary:
+    the launcher refuses with the fix, status says so, and the hook denies."""
+    (repo_session / name).unlink()
+    before = snapshot(world, world.repo)
+    r = world.run_in(repo_session, "/bin/bash", "-c", ATTACKS["write hook"], cwd=world.repo,
+                     env=ENV)
+    assert_error(r, name, "reload")
+    assert snapshot(world, world.repo) == before
+    assert not (world.repo / ".git" / "hooks" / "pre-commit").exists()
+    st = world.ab("--session-dir", repo_session, "status")
+    assert st.returncode == 1, st.stdout + st.stderr
+    # Without policy.json the session is incomplete, and says so in its own words.
+    assert (f"REFUSED: pinned file {name}" if name != "policy.json"
+            else "no boundary for this session; run:") in st.stdout, st.stdout
+    assert "reload" in st.stdout
+    j = json.loads(world.ab("--session-dir", repo_session, "status", "--json").stdout)
+    assert j["complete"] is False, j
+    # `reload` is the fix it names.
+    assert_ok(world.ab("--session-dir", repo_session, "reload"))
+    assert_ok(world.run_in(repo_session, "/bin/true", cwd=world.repo))
+
+
+@pytest.mark.protects("pinned-files")
+def test_an_unreadable_protect_json_refuses(world, repo_session):
+    f = repo_session / "protect.json"
+    f.unlink()
+    f.mkdir()  # not a regular file: unreadable as a plan
+    r = world.run_in(repo_session, "/bin/bash", "-c", ATTACKS["append config"], cwd=world.repo,
+                     env=ENV)
+    assert_error(r, "protect.json", "reload")
+    assert "hooksPath" not in (world.repo / ".git" / "config").read_text()

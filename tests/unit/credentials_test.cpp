@@ -228,7 +228,10 @@ TEST(CacheRules, AFailedRefreshKeepsValidCredentialsAndIsNotRetriedAtOnce) {
 
 // -- AWS -------------------------------------------------------------------------------------
 
-TEST(Aws, ExportArgvHoldsNoSecret) {
+// The exporters' argv is fixed (profile name only). That no secret is in any argv while a
+// command runs is checked on live processes, in test_credentials.py (protects
+// "credentials-argv").
+TEST(Aws, ExportArgvIsFixed) {
   EXPECT_THAT(aws_export_argv("/usr/bin/aws", "p"),
               ElementsAre("/usr/bin/aws", "configure", "export-credentials", "--profile", "p"));
   EXPECT_THAT(aws_region_argv("/usr/bin/aws", "p"),

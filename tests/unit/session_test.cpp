@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 
@@ -246,6 +247,34 @@ TEST_F(SessionTest, PinnedUntilRegenerated) {
   EXPECT_EQ(out.config.state, "off");  // reload keeps the state
   regenerate_session(dir, "other", install);
   EXPECT_EQ(read_boundary(dir).profile, "other");
+}
+
+TEST_F(SessionTest, EveryPinnedFileIsListedAndAMissingOneRefusesTheSession) {
+  write_session(request(), install);
+  const std::string dir = w.path("state/sessions/s1");
+  const BoundaryConfig c = read_boundary(dir);
+  EXPECT_THAT(c.pinned_files, ::testing::UnorderedElementsAre("fake-backend.json", "protect.json",
+                                                              "mask", "policy.json"));
+  EXPECT_THAT(damaged_pinned_files(dir, c), ::testing::IsEmpty());
+  EXPECT_NO_THROW(require_pinned_files(dir, c));
+  // The list survives a state change.
+  EXPECT_EQ(set_session_state(dir, "off").pinned_files, c.pinned_files);
+  for (const char* name : {"protect.json", "fake-backend.json", "mask"}) {
+    const std::string f = dir + "/" + name;
+    const auto text = *read_file(f);
+    ASSERT_EQ(::unlink(f.c_str()), 0);
+    EXPECT_THAT(damaged_pinned_files(dir, c), ::testing::ElementsAre(HasSubstr(name)));
+    EXPECT_THAT([&] { require_pinned_files(dir, c); },
+                ::testing::ThrowsMessage<SessionError>(HasSubstr(name)));
+    ASSERT_EQ(::mkdir(f.c_str(), 0700), 0);  // present, but no readable file
+    EXPECT_THAT(damaged_pinned_files(dir, c), ::testing::ElementsAre(HasSubstr("not a regular")));
+    ASSERT_EQ(::rmdir(f.c_str()), 0);
+    write_file_atomic(f, text);
+  }
+  // A session from before the list: refused, with the reason.
+  BoundaryConfig old = c;
+  old.pinned_files.clear();
+  EXPECT_THAT(damaged_pinned_files(dir, old), ::testing::ElementsAre(HasSubstr("predates")));
 }
 
 TEST_F(SessionTest, CorruptOrMissingBoundaryIsATypedError) {
