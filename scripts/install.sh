@@ -11,6 +11,7 @@ set -euo pipefail
 NONO_VERSION=0.80.0
 SRT_VERSION=0.0.83            # npm @anthropic-ai/sandbox-runtime (the srt backend)
 DEVCONTAINER_CLI_VERSION=0.89.0  # npm @devcontainers/cli (projects with a devcontainer.json)
+CLAUDE_CODE_VERSION=2.1.328   # npm @anthropic-ai/claude-code: only the end-to-end tests run it
 repo=$(cd "$(dirname "$0")/.." && pwd)
 prefix=""
 deps_only=0
@@ -126,6 +127,16 @@ for pkg in "@anthropic-ai/sandbox-runtime@$SRT_VERSION" "@devcontainers/cli@$DEV
       npm install -g --prefix "$prefix" --no-fund --no-audit --loglevel=error "$pkg"
   fi
 done
+
+# Claude Code, pinned, for the end-to-end tests (tests/integration/e2e) only: a directory of
+# its own under the prefix, off every PATH, so nothing else picks it up.
+claude_dir=$prefix/lib/agent-boundary-test/claude-code
+claude_pkg=$claude_dir/node_modules/@anthropic-ai/claude-code/package.json
+if [ "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["version"])' "$claude_pkg" 2>/dev/null)" != "$CLAUDE_CODE_VERSION" ]; then
+  mkdir -p "$claude_dir"
+  long_step "installing @anthropic-ai/claude-code@$CLAUDE_CODE_VERSION (npm, into $claude_dir; for the end-to-end tests)" \
+    npm install --prefix "$claude_dir" --no-fund --no-audit --loglevel=error "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION"
+fi
 
 if [ "$(id -u)" = 0 ]; then
   # Not fatal: everything but the devcontainer backend works without it.

@@ -88,7 +88,8 @@ std::vector<RenderedFile> DevcontainerBackend::render(const ResolvedPolicy& poli
     }
   }
   check_image(spec);
-  return {{kSpecFile, spec_to_json(spec)}, {kEmptyFile, ""}};
+  return {
+      {kSpecFile, spec_to_json(spec)}, {kEmptyFile, ""}, {kFreezeFile, freeze_commands_json(spec)}};
 }
 
 void DevcontainerBackend::start(const SessionView& session) const {

@@ -152,6 +152,12 @@ std::string map_to_staged(const std::string& path, const std::string& final_dir,
 std::vector<std::string> run_argv(const Spec& spec, const std::string& staged_dir,
                                   const std::string& conmon_pidfile, const StatFn& stat,
                                   std::vector<std::string>* skipped = nullptr);
+// `freeze.json` (see core's freeze.hpp): the container's processes are children of the
+// engine, not of the launcher, so core cannot stop them itself. "stop" signals every process
+// of the container but its init and waits until each is stopped; "resume" continues them.
+inline constexpr const char* kFreezeFile = "freeze.json";
+std::string freeze_commands_json(const Spec& spec);
+
 // `<engine> <args> exec -i [-t] [--user U] --workdir CWD --env NAME... NAME ARGV...`
 std::vector<std::string> exec_argv(const Spec& spec, const std::string& cwd,
                                    const std::vector<std::string>& env_names,

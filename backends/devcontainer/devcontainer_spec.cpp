@@ -527,6 +527,42 @@ std::vector<std::string> exec_argv(const Spec& spec, const std::string& cwd,
   return a;
 }
 
+namespace {
+
+// POSIX sh (the image's /bin/sh): SIGSTOP to everything but init and itself, then repeat
+// until a pass over /proc finds every process stopped (T/t) or dead (Z/X).
+constexpr const char* kStopScript = R"(kill -s STOP -1 2>/dev/null
+n=0
+while :; do
+  busy=
+  for f in /proc/[0-9]*/stat; do
+    IFS= read -r l < "$f" 2>/dev/null || continue
+    p=${l%% *}
+    [ "$p" = 1 ] && continue
+    [ "$p" = "$$" ] && continue
+    s=${l##*) }; s=${s%% *}
+    case $s in T|t|Z|X|x) ;; *) busy=1; kill -s STOP "$p" 2>/dev/null;; esac
+  done
+  [ -z "$busy" ] && exit 0
+  n=$((n+1)); [ "$n" -lt 5000 ] || exit 1
+done)";
+
+std::vector<std::string> root_exec(const Spec& spec, const std::string& script) {
+  std::vector<std::string> a = {spec.engine};
+  a.insert(a.end(), spec.engine_args.begin(), spec.engine_args.end());
+  a.insert(a.end(), {"exec", "--user", "0", container_name(spec), "/bin/sh", "-c", script});
+  return a;
+}
+
+}  // namespace
+
+std::string freeze_commands_json(const Spec& spec) {
+  nlohmann::json j;
+  j["stop"] = root_exec(spec, kStopScript);
+  j["resume"] = root_exec(spec, "kill -s CONT -1 2>/dev/null; exit 0");
+  return j.dump(2) + "\n";
+}
+
 std::string probe_precheck(const Spec& spec, const std::string& path) {
   const Mount* best = nullptr;
   for (const auto& m : spec.mounts)

@@ -71,7 +71,12 @@ struct SettingsInputs {
   // Resolves symlinks of a path (for comparing grants with denies); identity when empty.
   std::function<std::string(const std::string&)> resolve;
 
+  // Root-only host secrets inside the system dirs (/etc/shadow, sudoers, ssh host keys):
+  // hidden, since srt run as root could otherwise read them.
+  std::vector<std::string> host_secrets = default_host_secrets();
+
   static std::vector<std::string> default_system_dirs();
+  static std::vector<std::string> default_host_secrets();  // those present on this machine
 };
 
 // srt-settings.json for `policy` (deterministic for the same input).

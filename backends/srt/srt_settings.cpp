@@ -106,6 +106,7 @@ std::string render_settings(const ResolvedPolicy& policy, const SettingsInputs& 
     return std::any_of(write_denied.begin(), write_denied.end(),
                        [&](const std::string& d) { return d != p && path_within(p, d); });
   };
+  for (const auto& p : in.host_secrets) deny_read.add(p);
   for (const auto& d : policy.denies) {
     deny_read.add(d.path);
     if (!below_write_denied(d.path)) deny_write.add(d.path);

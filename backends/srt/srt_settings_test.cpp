@@ -2,6 +2,7 @@
 // argv and the probe's verdict. The integration tests (tests/integration/test_srt_backend.py)
 // run the same against the real srt.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -42,6 +43,7 @@ SettingsInputs base_inputs() {
   in.apply_seccomp = "/pkg/vendor/seccomp/x64/apply-seccomp";
   in.package_dir = "/pkg";
   in.probe_helper = "/ab/libexec/agent-boundary/probe";
+  in.host_secrets = {};  // the machine's own list is tested below
   return in;
 }
 
@@ -392,6 +394,20 @@ TEST(SrtProbe, FailuresStayInconclusiveAndTimeoutsDenied) {
   t.timed_out = true;
   EXPECT_EQ(reconcile_probe(t, 3000, "/a", true, "/a", "1:2").verdict,
             ProbeResult::Verdict::denied);
+}
+
+// srt run as root would show the host's /etc/shadow: root-only files inside the system dirs
+// it reads are hidden.
+TEST(SrtSettings, RootOnlyHostSecretsAreHidden) {
+  SettingsInputs in = base_inputs();
+  in.host_secrets = {"/etc/shadow", "/etc/ssh/ssh_host_ed25519_key"};
+  const auto deny_read = list(settings(base_policy(), in), "denyRead");
+  for (const char* p : {"/etc/shadow", "/etc/ssh/ssh_host_ed25519_key"})
+    EXPECT_NE(std::find(deny_read.begin(), deny_read.end(), json(p)), deny_read.end()) << p;
+  const auto found = SettingsInputs::default_host_secrets();
+  if (::access("/etc/shadow", F_OK) == 0) {
+    EXPECT_NE(std::find(found.begin(), found.end(), "/etc/shadow"), found.end());
+  }
 }
 
 }  // namespace

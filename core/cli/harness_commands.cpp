@@ -10,6 +10,7 @@
 
 #include "agent_boundary/error.hpp"
 #include "commands.hpp"
+#include "freeze/freeze.hpp"
 #include "hook_engine.hpp"
 #include "paths.hpp"
 #include "session_start.hpp"
@@ -104,6 +105,27 @@ int session_end_hook(const Context& ctx, const Harness& harness, const std::stri
   return 0;  // nothing is decided at session end: a failure is only worth a note
 }
 
+// After an in-process file tool (tool_done) or at the end of a turn: let the session's
+// sandboxed processes run again (freeze.hpp). Nothing is decided here, and a blocking exit
+// would make the harness keep going (Stop), so a failure is a note with exit 1.
+int release_hook(const Harness& harness, const std::string& payload, bool all) {
+  try {
+    const std::string dir =
+        session_dir_for_id(state_root(), harness.parse_session_start(payload).session_id);
+    if (dir.empty() || !session_complete(dir)) return 0;
+    if (all)
+      freeze::release_all(dir);
+    else
+      freeze::release(dir);
+    return 0;
+  } catch (const Error& e) {
+    std::cerr << "[agent-boundary] cannot release the session's processes: " << e.message() << "\n";
+  } catch (const std::exception& e) {
+    std::cerr << "[agent-boundary] cannot release the session's processes: " << e.what() << "\n";
+  }
+  return 1;
+}
+
 }  // namespace
 
 std::string harness_plugin_file(const std::string& name) {
@@ -132,6 +154,10 @@ int cmd_harness(const Context& ctx, const std::string& name, const std::vector<s
         return session_start_hook(ctx, *harness, payload);
       case Harness::Event::session_end:
         return session_end_hook(ctx, *harness, payload);
+      case Harness::Event::tool_done:
+        return release_hook(*harness, payload, false);
+      case Harness::Event::turn_end:
+        return release_hook(*harness, payload, true);
       case Harness::Event::unknown:
         break;
     }

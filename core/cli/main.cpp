@@ -11,6 +11,7 @@
 
 #include "agent_boundary/error.hpp"
 #include "commands.hpp"
+#include "env_policy.hpp"
 #include "paths.hpp"
 
 namespace ab = agent_boundary;
@@ -242,6 +243,8 @@ int real_main(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before anything runs: no LD_PRELOAD & co. for us, the backend or the credential tools.
+  ab::env_policy::reexec_without_loader_variables(argv);
   try {
     return real_main(argc, argv);
   } catch (const ab::UsageError& e) {

@@ -11,6 +11,7 @@
 #include "agent_boundary/process.hpp"
 #include "credentials/credentials.hpp"
 #include "credentials/env_file.hpp"
+#include "freeze/freeze.hpp"
 #include "paths.hpp"
 #include "policy_json.hpp"
 #include "protect/protect.hpp"
@@ -210,28 +211,29 @@ Decision decide_shell(const ToolCall& call, const HookContext& ctx, const Loaded
   return d;
 }
 
-bool is_symlink(const std::string& p) {
-  struct stat st {};
-  return ::lstat(p.c_str(), &st) == 0 && S_ISLNK(st.st_mode);
-}
-
-// A symlink in the path whose directory the sandbox can write could be swapped between
-// our probe and the tool's open; refuse such paths instead of racing.
-std::string swappable_symlink(const std::string& path, const ResolvedPolicy& policy) {
-  std::vector<std::string> writable;
-  for (const auto& g : policy.grants)
-    if (g.access != Access::read) writable.push_back(resolve_existing_prefix(g.path));
-  std::string prefix;
-  for (const auto& part : fs::path(path)) {
-    if (part == "/") continue;
-    prefix.append("/").append(part.native());
-    if (!is_symlink(prefix)) continue;
-    const std::string parent = resolve_existing_prefix(fs::path(prefix).parent_path().string());
-    for (const auto& w : writable)
-      if (path_within(parent, w)) return prefix;
+// The session's sandboxed processes held stopped from before the path is resolved until the
+// in-process tool has run (freeze.hpp): released here unless the call is allowed, else by
+// the harness's tool_done / turn_end hook.
+class ToolHold {
+ public:
+  ToolHold(std::string dir, int timeout_ms) : dir_(std::move(dir)) {
+    freeze::hold(dir_, timeout_ms);
   }
-  return {};
-}
+  ToolHold(const ToolHold&) = delete;
+  ToolHold& operator=(const ToolHold&) = delete;
+  ~ToolHold() {
+    if (kept_) return;
+    try {
+      freeze::release(dir_);
+    } catch (...) {  // the turn's end releases it; the decision stands
+    }
+  }
+  void keep() { kept_ = true; }
+
+ private:
+  std::string dir_;
+  bool kept_ = false;
+};
 
 Decision decide_path(const ToolCall& call, const HookContext& ctx, const LoadedSession& s) {
   const bool search = call.tool_class == ToolClass::search;
@@ -239,6 +241,9 @@ Decision decide_path(const ToolCall& call, const HookContext& ctx, const LoadedS
   if (s.dir.empty()) return deny("[gate] invalid session id");
   if (!s.config) return deny(no_policy_reason(s));
   const BoundaryConfig& c = *s.config;
+  // From here until the tool has run, no sandboxed process of the session runs: nothing can
+  // swap a component of the path between this resolution, the probe and the tool's open.
+  ToolHold hold(s.dir, ctx.probe_timeout_ms);
   const std::string asked = call.path.empty() ? call.cwd : call.path;
   const std::string lexical = absolute_normal(asked, call.cwd);
   const std::string canonical = resolve_existing_prefix(lexical);
@@ -256,16 +261,11 @@ Decision decide_path(const ToolCall& call, const HookContext& ctx, const LoadedS
   }
   const auto policy_text = read_file(s.dir + "/" + kPolicyFile, 16 << 20);
   if (!policy_text) return deny(no_policy_reason(s));
-  const ResolvedPolicy policy = policy_from_json(*policy_text, s.dir + "/" + kPolicyFile);
+  (void)policy_from_json(*policy_text, s.dir + "/" + kPolicyFile);  // a damaged policy denies
   if (const auto damaged = damaged_pinned_files(s.dir, c); !damaged.empty())
     return deny(label + ": the session's pinned " + damaged.front() +
                 " is missing or unreadable; run `agent-boundary --session-dir " + s.dir +
                 " reload`");
-  if (const std::string link = swappable_symlink(lexical, policy); !link.empty())
-    return deny(label + ": the symlink " + link +
-                " sits in a directory the sandbox can write, so it could be swapped after "
-                "the check; use the real path " +
-                canonical);
 
   const auto backend = ctx.backend_for(c);
   ProbeRequest req{SessionView{s.dir, c.workdir, c.backend_executable}, call.cwd, canonical, access,
@@ -290,6 +290,7 @@ Decision decide_path(const ToolCall& call, const HookContext& ctx, const LoadedS
   Decision d = make(Decision::Verdict::allow,
                     "[gate] " + call.tool_name + " allowed by sandbox probe (" + canonical + ")");
   if (!search && canonical != call.path) d.updated_path = canonical;
+  hold.keep();
   return d;
 }
 

@@ -14,11 +14,13 @@
 #include "agent_boundary/error.hpp"
 #include "credentials/credentials.hpp"
 #include "credentials/kubeconfig.hpp"
+#include "freeze/tracked_launch.hpp"
 #include "paths.hpp"
 #include "plugin_loader.hpp"
 #include "policy_json.hpp"
 #include "secure_file.hpp"
 #include "session.hpp"
+#include "side_doors.hpp"
 
 extern char** environ;
 namespace fs = std::filesystem;
@@ -34,6 +36,9 @@ bool dropped_from_child(std::string_view entry) {
   return false;
 }
 
+// How long a new command waits for an in-process file tool to finish (freeze.hpp).
+constexpr int kTrackedStartWaitMs = 20000;
+
 volatile sig_atomic_t g_child = 0;
 
 extern "C" void forward_to_child(int sig) {
@@ -47,9 +52,6 @@ LaunchPlan plan_launch(const LaunchRequest& req, const PluginHost& host) {
   if (req.session_dir.empty() || req.session_dir[0] != '/')
     throw UsageError("--session-dir must be an absolute path", req.session_dir);
   const BoundaryConfig cfg = read_boundary(req.session_dir);
-  // Every file pinned at creation must still be there: a missing protect.json, rendering or
-  // policy would run the command with a weaker boundary than the one reviewed.
-  require_pinned_files(req.session_dir, cfg);
   // The pinned policy must still be whole: a damaged session is refused, not half-used.
   const std::string policy_file = req.session_dir + "/" + kPolicyFile;
   const auto policy_text = read_file(policy_file, 16 << 20);
@@ -57,6 +59,9 @@ LaunchPlan plan_launch(const LaunchRequest& req, const PluginHost& host) {
     throw SessionError("no complete session at " + req.session_dir, req.session_dir,
                        "run `agent-boundary --session-dir " + req.session_dir + " reload`");
   const ResolvedPolicy policy = policy_from_json(*policy_text, policy_file);
+  // Every file pinned at creation must still be there: a missing protect.json, rendering or
+  // policy would run the command with a weaker boundary than the one reviewed.
+  require_pinned_files(req.session_dir, cfg);
   // The plugin loads from the directory pinned at creation, and only if it is still the
   // directory this binary was installed with.
   const std::string trusted = installed_plugin_dir();
@@ -80,6 +85,9 @@ LaunchPlan plan_launch(const LaunchRequest& req, const PluginHost& host) {
   plan.protection = protect::from_json(*protect_text, protect_file);
 #endif
   plan.session_dir = req.session_dir;
+  // Only the gate's own probe runs untracked: it is ours, short-lived, and runs while the
+  // session's processes are held stopped for the very tool it answers (freeze.hpp).
+  plan.tracked = !(req.argv.size() == 3 && req.argv[0] == cfg.helper_dir + "/probe");
   plan.cwd = req.cwd.empty() ? cfg.workdir : absolute_normal(req.cwd, cfg.workdir);
   // A command must start where the boundary lets it look; nono would silently start it in
   // `/` instead.
@@ -102,6 +110,9 @@ LaunchPlan plan_launch(const LaunchRequest& req, const PluginHost& host) {
     plan.env.push_back(k + "=" + v);
     if (std::find(set_names.begin(), set_names.end(), k) == set_names.end()) set_names.push_back(k);
   };
+  // Host sockets and the caller's secrets stay outside (issue 14); what follows is set after.
+  // The variables the profile lets through pass by name like the ones set here.
+  for (auto& name : close_side_doors(cfg, *backend, plan)) set_names.push_back(std::move(name));
   // Credentials (no file is read for a session without them) never stop a command:
   // whatever goes wrong is a note on stderr.
   // The hook's probe runs through the launcher only for the mounts: no credential export.
@@ -167,6 +178,7 @@ void exec_plan(const LaunchPlan& plan) {
     // An inherited descriptor on a protected file would be a writable alias.
     ::close_range(3, ~0U, 0);
   }
+  if (plan.tracked) freeze::enter_tracked(plan.session_dir, kTrackedStartWaitMs);
   if (::chdir(plan.cwd.c_str()) != 0)
     throw SystemError("cannot enter " + plan.cwd + ": " + std::strerror(errno), plan.cwd);
   ::execve(argv[0], argv.data(), envp.data());

@@ -25,6 +25,7 @@ struct LaunchPlan {
   std::vector<std::string> notes;   // printed on stderr before the exec (no secrets)
   protect::ProtectPlan protection;  // applied in exec_plan, just before the exec
   std::string session_dir;
+  bool tracked = true;  // run in a registered PID namespace (freeze/tracked_launch.hpp)
 };
 
 // Everything up to the exec: throws Error on a missing/corrupt session or a backend error.

@@ -27,6 +27,7 @@
 #include <system_error>
 
 #include "agent_boundary/error.hpp"
+#include "env_policy.hpp"
 #include "paths.hpp"
 
 namespace fs = std::filesystem;
@@ -35,7 +36,7 @@ namespace agent_boundary {
 namespace {
 
 // The one list of top-level keys the reader accepts (the schema test checks against it).
-constexpr std::array<std::string_view, 19> kTopKeys = {"name",
+constexpr std::array<std::string_view, 21> kTopKeys = {"name",
                                                        "description",
                                                        "self_edit",
                                                        "git_common_dir",
@@ -53,7 +54,9 @@ constexpr std::array<std::string_view, 19> kTopKeys = {"name",
                                                        "backend",
                                                        "accept_unprotected_denies",
                                                        "allow_git_hook_escape",
-                                                       "allow_agent_settings_escape"};
+                                                       "allow_agent_settings_escape",
+                                                       "allow_host_sockets",
+                                                       "keep_secret_env"};
 constexpr std::array<std::string_view, 1> kAwsKeys = {"profile"};
 constexpr std::array<std::string_view, 2> kKubeKeys = {"eks", "orbstack"};
 constexpr std::array<std::string_view, 1> kGithubKeys = {"push"};
@@ -393,6 +396,7 @@ class Checker {
   std::optional<PathEntry> path_value(const Slot& s);
   void symlink_list(const Entry& e, std::vector<SymlinkSpec>& out);
   void env_map(const Entry& e, std::vector<std::pair<std::string, std::string>>& out);
+  void name_list(const Entry& e, bool paths_too, std::vector<PathEntry>& out);
   std::optional<nlohmann::json> to_json(const Slot& s, int depth);
   bool expect_mapping(const Entry& e, bool null_ok, const std::string& example);
 
@@ -617,6 +621,39 @@ void Checker::symlink_list(const Entry& e, std::vector<SymlinkSpec>& out) {
   }
 }
 
+// A list of environment variable names (`keep_secret_env`), or of names and paths
+// (`allow_host_sockets`: a socket by path, or by the variable that holds its path).
+void Checker::name_list(const Entry& e, bool paths_too, std::vector<PathEntry>& out) {
+  if (refused(e.value)) return;
+  const YNode& n = node(e.value);
+  const std::string what = paths_too ? "variable names or paths" : "variable names";
+  if (n.kind != Kind::sequence) {
+    add(e.value.pos, "`" + e.key + "`: expected a list of " + what + ", got " + describe_kind(n),
+        "write `" + e.key + ": [" + (paths_too ? "SSH_AUTH_SOCK" : "NAME") + ", ...]`, or `" +
+            e.key + ": []` for none");
+    return;
+  }
+  static const std::regex name_re("^[A-Za-z_][A-Za-z0-9_]*$");
+  for (std::size_t item : n.kids) {
+    const Slot s = item_slot(item);
+    if (node(s).kind == Kind::scalar && std::regex_match(node(s).value, name_re)) {
+      if (auto v = string_value(s)) {
+        PathEntry p;
+        p.raw = *v;
+        p.pos.file = ctx_.file();
+        p.pos.line = s.pos.line;
+        p.pos.column = s.pos.column;
+        out.push_back(std::move(p));
+      }
+    } else if (paths_too) {
+      if (auto p = path_value(s)) out.push_back(std::move(*p));
+    } else {
+      add(s.pos, "`" + e.key + "`: expected a variable name",
+          "use letters, digits and _, not starting with a digit");
+    }
+  }
+}
+
 void Checker::env_map(const Entry& e, std::vector<std::pair<std::string, std::string>>& out) {
   if (!expect_mapping(e, false, "{NAME: value}")) return;
   static const std::regex name_re("^[A-Za-z_][A-Za-z0-9_]*$");
@@ -625,6 +662,11 @@ void Checker::env_map(const Entry& e, std::vector<std::pair<std::string, std::st
     if (!std::regex_match(v.key, name_re)) {
       add(v.key_pos, "invalid environment variable name `" + v.key + "`",
           "use letters, digits and _, not starting with a digit");
+      ok = false;
+    }
+    if (ok && env_policy::is_loader_variable(v.key)) {
+      add(v.key_pos, "`" + v.key + "` configures the dynamic loader",
+          "remove it: the backend starts with the profile's `env:`, outside the boundary");
       ok = false;
     }
     auto val = string_value(v.value, /*reject_numbers=*/true);
@@ -807,6 +849,10 @@ std::optional<Profile> Checker::check(std::size_t root) {
       symlink_list(e, p.resolve_symlinks);
     } else if (k == "env") {
       env_map(e, p.env);
+    } else if (k == "keep_secret_env") {
+      name_list(e, false, p.keep_secret_env);
+    } else if (k == "allow_host_sockets") {
+      name_list(e, true, p.allow_host_sockets);
     } else if (k == "nono") {
       if (!expect_mapping(e, false, "{extends: default}")) continue;
       if (auto j = to_json(e.value, 1)) p.nono_json = j->dump();

@@ -51,6 +51,12 @@ struct Profile {
   std::vector<PathEntry> allow, read, write, deny;
   std::vector<SymlinkSpec> resolve_symlinks;
   std::vector<std::pair<std::string, std::string>> env;  // file order
+  // Secret-looking variables of the caller's environment that still reach the command.
+  std::vector<PathEntry> keep_secret_env;
+  // Host sockets the command may connect to: absolute paths, or names of the variables
+  // holding their paths (`SSH_AUTH_SOCK`). The cost: whatever that service does for the
+  // user (an ssh-agent signs as the user), the command can ask it to do.
+  std::vector<PathEntry> allow_host_sockets;
   std::string nono_json = "{}";  // the `nono:` block as JSON text (strict scalar typing)
   // `backend_options:` blocks by backend name, as JSON text; only that backend reads one.
   std::map<std::string, std::string> backend_options;

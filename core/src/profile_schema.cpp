@@ -142,6 +142,24 @@ json build_schema() {
        {{"^[A-Za-z_][A-Za-z0-9_]*$",
          {{"type", "string"}, {"description", "The variable's value."}}}}},
       {"additionalProperties", false}};
+  props["keep_secret_env"] = {
+      {"type", "array"},
+      {"description",
+       "Variables of the caller's environment that reach the command although their names "
+       "mark them as secrets (*_KEY, *_TOKEN, *SECRET*, *PASSWORD*, *CREDENTIAL*, AWS_*, ...; "
+       "removed by default). The cost: the command can read and send them anywhere."},
+      {"default", json::array()},
+      {"items", {{"type", "string"}, {"pattern", "^[A-Za-z_][A-Za-z0-9_]*$"}}}};
+  props["allow_host_sockets"] = {
+      {"type", "array"},
+      {"description",
+       "Host Unix sockets the command may connect to (all others are hidden), by absolute "
+       "path or by the variable holding the path (e.g. SSH_AUTH_SOCK, which then also reaches "
+       "the command). The cost: whatever that service does for you (an ssh-agent signs as "
+       "you, the docker socket is root), the command can ask it to do." +
+           std::string(kPathSyntax)},
+      {"default", json::array()},
+      {"items", {{"type", "string"}}}};
   props["nono"] = {
       {"type", "object"},
       {"description",

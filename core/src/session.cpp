@@ -232,6 +232,8 @@ std::string boundary_to_json(const BoundaryConfig& c) {
   }
   j["env"] = ordered_json::object();
   for (const auto& [k, v] : c.env) j["env"][k] = v;
+  if (!c.keep_secret_env.empty()) j["keep_secret_env"] = c.keep_secret_env;
+  if (!c.allow_host_sockets.empty()) j["allow_host_sockets"] = c.allow_host_sockets;
   j["backend"] = {{"name", c.backend},
                   {"plugin", c.backend_plugin},
                   {"executable", c.backend_executable.path},
@@ -331,6 +333,10 @@ BoundaryConfig read_boundary(const std::string& dir) {
           throw std::invalid_argument("a pinned tool is not absolute");
     }
     for (const auto& [k, v] : j.at("env").items()) c.env[k] = v.get<std::string>();
+    if (j.contains("keep_secret_env"))
+      c.keep_secret_env = j.at("keep_secret_env").get<std::vector<std::string>>();
+    if (j.contains("allow_host_sockets"))
+      c.allow_host_sockets = j.at("allow_host_sockets").get<std::vector<std::string>>();
     const json& b = j.at("backend");
     c.backend = b.at("name").get<std::string>();
     c.backend_plugin = b.at("plugin").get<std::string>();
@@ -517,6 +523,20 @@ SessionOutcome write_session(const SessionRequest& req, const Installation& inst
   config.aws_cli = aws_cli;
   config.gh_cli = gh_cli;
   config.env = policy.env;
+  for (const auto& name : profile.keep_secret_env) config.keep_secret_env.push_back(name.raw);
+  // A socket entry is a variable name (looked up at each launch) or a path, expanded once.
+  const PathVars socket_vars = path_vars(req.workdir);
+  for (const auto& entry : profile.allow_host_sockets) {
+    if (entry.raw.find('/') == std::string::npos && entry.raw[0] != '~' && entry.raw[0] != '$') {
+      config.allow_host_sockets.push_back(entry.raw);
+      continue;
+    }
+    try {
+      config.allow_host_sockets.push_back(expand_path(entry.raw, socket_vars));
+    } catch (const ProfileError& e) {
+      throw ProfileError(e.message(), entry.pos.str(), e.fix());
+    }
+  }
   config.backend = backend_name;
   config.backend_plugin = plugin;
   config.plugin_dir = install.plugin_dir;

@@ -43,10 +43,12 @@ struct BoundaryConfig {
   // not asked for, or not found: the launcher then says so instead of exporting).
   std::string aws_cli;
   std::string gh_cli;
-  std::map<std::string, std::string> env;  // set inside the boundary by the launcher
-  std::string backend;                     // plugin name
-  std::string backend_plugin;              // absolute path of the .so
-  std::string plugin_dir;                  // the trusted dir the plugins load from
+  std::map<std::string, std::string> env;       // set inside the boundary by the launcher
+  std::vector<std::string> keep_secret_env;     // profile: secret-looking names kept
+  std::vector<std::string> allow_host_sockets;  // profile: absolute paths or variable names
+  std::string backend;                          // plugin name
+  std::string backend_plugin;                   // absolute path of the .so
+  std::string plugin_dir;                       // the trusted dir the plugins load from
   std::string helper_dir;
   BackendExecutable backend_executable;
   std::string agent_boundary;         // absolute path of our own binary

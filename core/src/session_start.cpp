@@ -46,6 +46,15 @@ std::string why_wider(const Profile& narrow_profile, const GenerationResult& nar
   if ((narrow_profile.kube_eks && !wide_profile.kube_eks) ||
       (narrow_profile.kube_orbstack && !wide_profile.kube_orbstack))
     return "it asks for kube credentials";
+  const auto raw_subset = [](const std::vector<PathEntry>& a, const std::vector<PathEntry>& b) {
+    return std::all_of(a.begin(), a.end(), [&](const PathEntry& x) {
+      return std::any_of(b.begin(), b.end(), [&](const PathEntry& y) { return x.raw == y.raw; });
+    });
+  };
+  if (!raw_subset(narrow_profile.keep_secret_env, wide_profile.keep_secret_env))
+    return "it keeps secret variables that `default` removes";
+  if (!raw_subset(narrow_profile.allow_host_sockets, wide_profile.allow_host_sockets))
+    return "it allows host sockets that `default` hides";
   for (const auto& g : narrow.policy.grants) {
     bool covered = false;
     for (const auto& d : wide.policy.grants)

@@ -11,6 +11,8 @@ Harness::Event ClaudeHarness::event_kind(const std::string& event_name) const {
   if (event_name == "SessionStart") return Event::session_start;
   if (event_name == "SessionEnd") return Event::session_end;
   if (event_name == "PreToolUse") return Event::tool_use;
+  if (event_name == "PostToolUse" || event_name == "PostToolUseFailure") return Event::tool_done;
+  if (event_name == "Stop" || event_name == "UserPromptSubmit") return Event::turn_end;
   return Event::unknown;
 }
 

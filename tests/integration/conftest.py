@@ -364,3 +364,4 @@ def claude(world, source_dir):
     claude-plugin/), a CLAUDE_ENV_FILE, and helpers that feed hook payloads on stdin."""
     from claude_support import Claude
     return Claude(world, source_dir)
+

@@ -245,11 +245,17 @@ def test_read_through_symlink_to_secret_denied(world, claude, sid):
     deny(claude.read(sid, world.wt / "linkdir" / "id_rsa"))
 
 
-def test_read_through_symlink_in_workdir_to_workdir_file_denied(world, claude, sid):
-    # The link sits in a directory the sandbox writes: it could be swapped after the check.
+def test_read_through_symlink_in_workdir_is_resolved(world, claude, sid):
+    # The link sits in a directory the sandbox writes, but nothing sandboxed runs between the
+    # check and the tool (test_file_tool_race.py): the tool gets the link's target.
     (world.wt / "alias").symlink_to(world.wt / "README.md")
-    h = deny(claude.read(sid, world.wt / "alias"))
-    assert str(world.wt / "README.md") in h.reason
+    h = allow(claude.read(sid, world.wt / "alias"))
+    assert h.updated == {"file_path": str(world.wt / "README.md")}
+    (world.wt / "node_modules" / ".bin").mkdir(parents=True)
+    (world.wt / "node_modules" / "tool.js").write_text("tool\n")
+    (world.wt / "node_modules" / ".bin" / "tool").symlink_to("../tool.js")
+    h = allow(claude.read(sid, world.wt / "node_modules" / ".bin" / "tool"))
+    assert h.updated == {"file_path": str(world.wt / "node_modules" / "tool.js")}
 
 
 def test_write_through_symlink_to_secret_denied(world, claude, sid):

@@ -335,7 +335,7 @@ def test_malformed_payload_fails_closed(world, claude, sid, kind):
 
 
 def test_unknown_event_fails_closed(world, claude, sid):
-    r = world.ab("claude", "hook", "PostToolUse", env=claude.env(),
+    r = world.ab("claude", "hook", "SubagentStop", env=claude.env(),
                  input=json.dumps(claude.payload(sid, "Bash", {"command": "ls"})))
     assert r.returncode == 2
     assert "unknown hook event" in r.stderr

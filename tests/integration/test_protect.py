@@ -52,6 +52,9 @@ def repo_session(world):
     return world.create_session("plain", workdir=world.repo)
 
 
+# An attack on the mounts themselves (umount, remount, exchange) ends with the write it is
+# after, run whatever the undoing step did: without the protection the write lands, so each
+# case fails against the mount-protection mutant (tests/mutation).
 ATTACKS = {
     "write hook": "echo 'touch /tmp/pwned' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit",
     "append config": "printf '[core]\\n\\thooksPath = /tmp\\n' >> .git/config",
@@ -60,7 +63,7 @@ ATTACKS = {
     "rm and recreate config": "rm -f .git/config; echo '[core]' > .git/config",
     "replace config by rename": "cp .git/config c2 && echo '[x]' >> c2 && mv -f c2 .git/config",
     "mv .git aside": "mv .git g2 && mkdir .git",
-    "exchange .git": "cp -a .git g3 && mv -T g3 .git",
+    "exchange .git": "cp -a .git g3 && echo '[x]' >> g3/config && mv .git g4; mv -T g3 .git",
     "create commondir": "echo /tmp > .git/commondir",
     "create settings.local.json": "echo '{\"hooks\": 1}' > .claude/settings.local.json",
     "symlink settings.local.json": "ln -s /tmp/x .claude/settings.local.json",
@@ -70,10 +73,11 @@ ATTACKS = {
     "hardlink config out": "ln .git/config cfg && echo '[x]' >> cfg",
     "hardlink into hooks": "echo x > evil && ln evil .git/hooks/pre-commit",
     "symlink over hooks": "rm -rf .git/hooks; ln -sfn /tmp .git/hooks",
-    "umount config": "umount .git/config",
-    "umount -l hooks": "umount -l .git/hooks && echo x > .git/hooks/pre-commit",
-    "remount rw": "mount -o remount,rw .git/config && echo '[x]' >> .git/config",
-    "nested userns umount": "unshare -Urm sh -c 'umount .git/config; echo \"[x]\" >> .git/config'",
+    "umount config": "umount .git/config; echo '[x]' >> .git/config",
+    "umount -l hooks": "umount -l .git/hooks; echo x > .git/hooks/pre-commit",
+    "remount rw": "mount -o remount,rw .git/config; echo '[x]' >> .git/config",
+    "nested userns umount": ("unshare -Urm sh -c 'umount .git/config; echo \"[x]\" >> .git/config'; "
+                             "echo '[x]' >> .git/config"),
 }
 
 
@@ -292,8 +296,11 @@ def test_profile_keys_open_a_protection_and_say_what_it_costs(world):
     assert not (world.repo / ".claude" / "settings.local.json").exists()
 
 
-@pytest.mark.protects("pinned-files")
-@pytest.mark.parametrize("name", ["protect.json", "mask", "nono-profile.json", "policy.json"])
+@pytest.mark.parametrize("name", [
+    *(pytest.param(n, marks=pytest.mark.protects("pinned-files"))
+      for n in ("protect.json", "mask", "nono-profile.json")),
+    "policy.json",  # the launcher's own policy read refuses this one too: no mutant's test
+])
 def test_a_missing_pinned_file_refuses_every_command(world, repo_session, name):
     """A lost pinned file (corruption, an old session, a bug) must never weaken the boundary:
     the launcher refuses with the fix, status says so, and the hook denies."""
@@ -301,7 +308,7 @@ def test_a_missing_pinned_file_refuses_every_command(world, repo_session, name):
     before = snapshot(world, world.repo)
     r = world.run_in(repo_session, "/bin/bash", "-c", ATTACKS["write hook"], cwd=world.repo,
                      env=ENV)
-    assert_error(r, name, "reload")
+    assert_error(r, name if name != "policy.json" else "no complete session", "reload")
     assert snapshot(world, world.repo) == before
     assert not (world.repo / ".git" / "hooks" / "pre-commit").exists()
     st = world.ab("--session-dir", repo_session, "status")
@@ -317,7 +324,6 @@ def test_a_missing_pinned_file_refuses_every_command(world, repo_session, name):
     assert_ok(world.run_in(repo_session, "/bin/true", cwd=world.repo))
 
 
-@pytest.mark.protects("pinned-files")
 def test_an_unreadable_protect_json_refuses(world, repo_session):
     f = repo_session / "protect.json"
     f.unlink()

@@ -116,7 +116,11 @@ TEST_F(ClaudeHarnessTest, EventKinds) {
   EXPECT_EQ(harness.event_kind("SessionStart"), Harness::Event::session_start);
   EXPECT_EQ(harness.event_kind("PreToolUse"), Harness::Event::tool_use);
   EXPECT_EQ(harness.event_kind("SessionEnd"), Harness::Event::session_end);
-  for (const char* other : {"PostToolUse", "pretooluse", "", "sessionend", "Stop"})
+  EXPECT_EQ(harness.event_kind("PostToolUse"), Harness::Event::tool_done);
+  EXPECT_EQ(harness.event_kind("PostToolUseFailure"), Harness::Event::tool_done);
+  EXPECT_EQ(harness.event_kind("Stop"), Harness::Event::turn_end);
+  EXPECT_EQ(harness.event_kind("UserPromptSubmit"), Harness::Event::turn_end);
+  for (const char* other : {"posttooluse", "pretooluse", "", "sessionend", "SubagentStop"})
     EXPECT_EQ(harness.event_kind(other), Harness::Event::unknown) << other;
 }
 

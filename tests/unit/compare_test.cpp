@@ -225,8 +225,9 @@ TEST_F(CompareRunner, ProbesAreJudgedAgainstTheSessionsDenyState) {
   EXPECT_EQ(cell("probe-read-home-ssh-key").outcome, Outcome::fail);
   EXPECT_EQ(cell("probe-read-home-ssh-key").observed, Verdict::allowed);
   EXPECT_EQ(cell("probe-write-git-hook").outcome, Outcome::fail);
-  // The gate itself refuses a symlink the sandbox could swap, whatever the backend says.
-  EXPECT_EQ(cell("probe-read-symlink-chain-to-denied").outcome, Outcome::ok);
+  // The gate resolves the link while the session's processes are held and probes its
+  // target (~/.ssh/id_rsa), so an all-allowing backend fails this cell too.
+  EXPECT_EQ(cell("probe-read-symlink-chain-to-denied").outcome, Outcome::fail);
   EXPECT_EQ(cell("read-workdir-file").detail, "not run");
   EXPECT_THAT(r.warnings, ::testing::Contains(HasSubstr("private.txt is unenforced")));
   // The world is the caller's scratch dir; no secret reaches a detail.

@@ -7,6 +7,7 @@
 
 #include "agent_boundary/error.hpp"
 #include "agent_boundary/process.hpp"
+#include "freeze/freeze.hpp"
 #include "mock_install.hpp"
 #include "secure_file.hpp"
 #include "test_world.hpp"
@@ -173,13 +174,36 @@ TEST_F(HookEngine, WritesToOwnStateAreDeniedWithoutAsking) {
   EXPECT_EQ(decide_tool_call(call(ToolClass::path, "", Access::readwrite), ctx).verdict, V::deny);
 }
 
-TEST_F(HookEngine, SwappableSymlinksAreRefused) {
+// The session's processes are held stopped from before the path is resolved, so a symlink in
+// a writable directory cannot change any more: its target is what is probed and handed on.
+TEST_F(HookEngine, SymlinksAreResolvedBeforeTheProbe) {
   w.file("home/secret");
   w.symlink("work/link", w.path("home/secret"));
-  EXPECT_CALL(backend, probe(_)).Times(0);
-  const Decision d = decide_tool_call(call(ToolClass::path, w.path("work/link")), ctx);
-  EXPECT_EQ(d.verdict, V::deny);
-  EXPECT_THAT(d.reason, HasSubstr("could be swapped"));
+  EXPECT_CALL(backend, probe(Field(&ProbeRequest::path, w.path("home/secret"))))
+      .WillOnce(Return(ProbeResult{ProbeResult::Verdict::denied, "EACCES"}));
+  EXPECT_EQ(decide_tool_call(call(ToolClass::path, w.path("work/link")), ctx).verdict, V::deny);
+  w.file("work/real");
+  w.symlink("work/alias", w.path("work/real"));
+  EXPECT_CALL(backend, probe(Field(&ProbeRequest::path, w.path("work/real"))))
+      .WillOnce(Return(ProbeResult{ProbeResult::Verdict::allowed, ""}));
+  const Decision d = decide_tool_call(call(ToolClass::path, w.path("work/alias")), ctx);
+  EXPECT_EQ(d.verdict, V::allow);
+  EXPECT_EQ(d.updated_path, w.path("work/real"));
+}
+
+// An allowed file tool stays counted in flight until the harness says it finished; a denied
+// one is released at once.
+TEST_F(HookEngine, AllowedFileToolsStayHeldUntilReleased) {
+  w.file("work/f");
+  EXPECT_CALL(backend, probe(_))
+      .WillOnce(Return(ProbeResult{ProbeResult::Verdict::allowed, ""}))
+      .WillOnce(Return(ProbeResult{ProbeResult::Verdict::denied, "EACCES"}));
+  EXPECT_EQ(decide_tool_call(call(ToolClass::path, "f"), ctx).verdict, V::allow);
+  EXPECT_EQ(freeze::in_flight(dir), 1);
+  EXPECT_EQ(decide_tool_call(call(ToolClass::path, "f"), ctx).verdict, V::deny);
+  EXPECT_EQ(freeze::in_flight(dir), 1);
+  freeze::release(dir);
+  EXPECT_EQ(freeze::in_flight(dir), 0);
 }
 
 TEST_F(HookEngine, BackendFailuresDeny) {

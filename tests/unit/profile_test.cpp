@@ -833,7 +833,9 @@ const std::vector<std::string> kExpectedKeys = {"name",
                                                 "backend",
                                                 "accept_unprotected_denies",
                                                 "allow_git_hook_escape",
-                                                "allow_agent_settings_escape"};
+                                                "allow_agent_settings_escape",
+                                                "allow_host_sockets",
+                                                "keep_secret_env"};
 
 // A minimal valid value for each top-level key.
 std::string sample_value(const std::string& key) {
@@ -845,6 +847,8 @@ std::string sample_value(const std::string& key) {
   if (key == "kube") return "{eks: false, orbstack: true}";
   if (key == "github") return "{push: true}";
   if (key == "env") return "{A: b}";
+  if (key == "keep_secret_env") return "[MY_TOKEN]";
+  if (key == "allow_host_sockets") return "[SSH_AUTH_SOCK, /x]";
   if (key == "nono") return "{extends: default}";
   if (key == "backend") return "nono";
   if (key == "backend_options") return "{devcontainer: {image: x}}";
@@ -918,3 +922,20 @@ TEST(ProfileSchema, ClosedObjectsAndDescriptionsEverywhere) {
 
 }  // namespace
 }  // namespace agent_boundary
+
+TEST(Profile, SideDoorKeys) {
+  const auto r = agent_boundary::parse_profile_text(
+      "name: n\ndescription: d\nkeep_secret_env: [DEPLOY_TOKEN]\n"
+      "allow_host_sockets: [SSH_AUTH_SOCK, ~/.gnupg/S.gpg-agent]\n",
+      "p.yaml");
+  ASSERT_TRUE(r.profile) << (r.diagnostics.empty() ? "" : r.diagnostics[0].str());
+  ASSERT_EQ(r.profile->keep_secret_env.size(), 1u);
+  EXPECT_EQ(r.profile->keep_secret_env[0].raw, "DEPLOY_TOKEN");
+  ASSERT_EQ(r.profile->allow_host_sockets.size(), 2u);
+  EXPECT_EQ(r.profile->allow_host_sockets[1].raw, "~/.gnupg/S.gpg-agent");
+  const auto bad = agent_boundary::parse_profile_text(
+      "name: n\ndescription: d\nkeep_secret_env: [not a name]\nenv: {LD_PRELOAD: /x.so}\n",
+      "p.yaml");
+  EXPECT_FALSE(bad.profile);
+  EXPECT_EQ(bad.diagnostics.size(), 2u);
+}

@@ -66,7 +66,10 @@ class AB_API Harness {
  public:
   virtual ~Harness();
 
-  enum class Event { session_start, session_end, tool_use, unknown };
+  // tool_done: an in-process file tool the gate allowed has finished (or failed);
+  // turn_end: no tool of the harness can be in flight any more. Both release what the gate
+  // held stopped for those tools (ABI 2.1).
+  enum class Event { session_start, session_end, tool_use, unknown, tool_done, turn_end };
   // What `agent-boundary <harness> hook <event_name>` is.
   virtual Event event_kind(const std::string& event_name) const = 0;
 

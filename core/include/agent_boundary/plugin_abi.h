@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #define AB_PLUGIN_ABI_MAJOR 2u
-#define AB_PLUGIN_ABI_MINOR 0u
+#define AB_PLUGIN_ABI_MINOR 1u
 #define AB_PLUGIN_ENTRY_SYMBOL "ab_plugin_entry_v1"
 
 #define AB_PLUGIN_KIND_BACKEND 1u
