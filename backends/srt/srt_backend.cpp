@@ -110,7 +110,7 @@ ProbeResult SrtBackend::probe(const ProbeRequest& request) const {
                 {}};
   ProcessOptions opts;
   opts.argv = wrap(w);
-  opts.cwd = "/";
+  opts.cwd = w.cwd;  // copied, not `= "/"`: GCC 12 -O3 misreads that as an overlapping memcpy
   opts.timeout_ms = request.timeout_ms;
   return reconcile_probe(run_process(opts), request.timeout_ms, request.path, on_host, reference,
                          host_id);

@@ -206,7 +206,9 @@ std::vector<std::string> wrap_argv(const BackendExecutable& exe, const std::stri
       "exit \"$ab_rc\"\n";
   std::string inner =
       "PATH=$AB_SRT_PATH; export PATH; unset AB_SRT_PATH; cd -- " + shell_quote(cwd) + " && exec";
-  for (const auto& a : argv) inner += " " + shell_quote(a);
+  // append, not `" " + std::string`: GCC 12 at -O3 reports that as an overlapping memcpy
+  // (a false -Wrestrict in libstdc++'s operator+(const char*, string&&), GCC PR 105329).
+  for (const auto& a : argv) inner.append(" ").append(shell_quote(a));
   return {pinned(tool::kShell),
           "-c",
           kHost,

@@ -156,7 +156,9 @@ int real_main(int argc, char** argv) {
     return cli::cmd_exec(cli::Context(g), cwd, split.tail);
   }
 
-  CLI::App app{"Create, inspect, and run OS-enforced agent boundaries."};
+  // Named explicitly: parse() gets a vector without argv[0], so CLI11 would print
+  // `Usage: [OPTIONS]` with no program name.
+  CLI::App app{"Create, inspect, and run OS-enforced agent boundaries.", "agent-boundary"};
   app.fallthrough();
   app.set_version_flag("--version", std::string(AB_VERSION));
   cli::Globals g;

@@ -10,7 +10,9 @@ namespace agent_boundary::cli {
 
 int cmd_validate(const Context&, const std::vector<std::string>& targets) {
   std::vector<std::string> files;
-  const std::string dir = profiles_dir();
+  // Without profiles of the user's own, `default` is the installed starter (as for
+  // `session create`), so that is what gets checked.
+  const std::string dir = profiles_dir_for("default");
   if (targets.empty()) {
     for (const auto& name : list_profiles(dir)) files.push_back(find_profile(dir, name));
     if (files.empty())
@@ -20,7 +22,7 @@ int cmd_validate(const Context&, const std::vector<std::string>& targets) {
   for (const auto& t : targets) {
     const bool is_path =
         t.find('/') != std::string::npos || t.ends_with(".yaml") || t.ends_with(".yml");
-    files.push_back(is_path ? t : find_profile(dir, t));
+    files.push_back(is_path ? t : find_profile(profiles_dir_for(t), t));
   }
   int failed = 0;
   for (const auto& f : files) {

@@ -181,7 +181,13 @@ int cmd_list(const Context& ctx) {
   if (!ctx.globals.session_dir.empty() && session_complete(ctx.globals.session_dir))
     dir = read_boundary(ctx.globals.session_dir).profiles_dir;
   const auto names = list_profiles(dir);
-  if (names.empty()) std::cout << "(none)\n";
+  // None of the user's own yet: new sessions use the installed starter `default`.
+  const std::string starter = profiles_dir_for("default");
+  if (names.empty() && starter != dir && !list_profiles(starter).empty())
+    std::cout << "default (the installed starter " << find_profile(starter, "default")
+              << "; copy it into " << dir << " to change it)\n";
+  else if (names.empty())
+    std::cout << "(none)\n";
   for (const auto& n : names) std::cout << n << "\n";
   return 0;
 }

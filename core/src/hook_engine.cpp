@@ -186,7 +186,10 @@ Decision decide_shell(const ToolCall& call, const HookContext& ctx, const Loaded
     const std::string bin = s.config ? s.config->agent_boundary : ctx.self_exe;
     std::string rewritten = shell_quote(bin) + " --session-dir " + shell_quote(s.dir);
     const auto words = words_of(cmd);
-    for (std::size_t i = 1; i < words.size(); ++i) rewritten += " " + shell_quote(words[i]);
+    // Appended piecewise: no temporary string per word (GCC 12's -O3 also misreads
+    // `" " + std::string&&` as an overlapping memcpy, a false -Wrestrict).
+    for (std::size_t i = 1; i < words.size(); ++i)
+      rewritten.append(" ").append(shell_quote(words[i]));
     Decision d = make(Decision::Verdict::ask,
                       "[gate] sandbox mode change for this session: " +
                           (words.size() > 1 ? cmd.substr(cmd.find(words[1])) : "(show current)"));

@@ -42,7 +42,6 @@ class Builder {
     for (const auto& entry : profile_.deny) add_deny(entry);
     for (const auto& spec : profile_.resolve_symlinks) add_symlink_chain(spec);
     if (profile_.git_common_dir) add_git_common_dir();
-    for (const auto& p : context_.installation_paths) add_deny_path(p, "self-protection");
     for (const auto& p : context_.protected_paths) {
       const bool installation =
           std::find(context_.installation_paths.begin(), context_.installation_paths.end(), p) !=

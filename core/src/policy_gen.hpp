@@ -15,7 +15,9 @@ struct GenerationContext {
   // Denied to the sandbox (granted read+write instead when the profile has self_edit):
   // the session dir, the profiles dir, the plugin dir and the whole state root.
   std::vector<std::string> protected_paths;
-  // Always denied, self_edit or not: agent-boundary's own installation (plugin dir).
+  // agent-boundary's own installation (plugin dir, a harness plugin's files): never granted,
+  // self_edit or not, and not denied either (reading code is harmless; that no sandbox can
+  // write it is checked at session creation).
   std::vector<std::string> installation_paths;
   // The state root (one of protected_paths). With self_edit only its sessions/ opens: the
   // runtimes/ and bin/ that hooks execute stay denied.

@@ -14,6 +14,7 @@
 #include <set>
 
 #include "agent_boundary/error.hpp"
+#include "agent_boundary/host_path.hpp"
 #include "agent_boundary/process.hpp"
 #include "credentials/aws.hpp"
 #include "credentials/credentials.hpp"
@@ -71,6 +72,61 @@ void check_not_sandbox_writable(const std::string& what, const std::string& path
           g.path,
           "install it outside every writable grant (e.g. under /usr/local) or "
           "narrow the grant");
+  }
+}
+
+// What agent-boundary and its backend run or load later, by directory: a sandbox that can
+// create or replace a file in one of them runs its code outside the boundary next time.
+struct CodeDir {
+  std::string what;  // e.g. "the plugin directory"
+  std::string dir;   // resolved
+};
+
+std::vector<CodeDir> code_dirs(const Installation& install, const BackendExecutable& exe,
+                               const std::string& aws_cli, const std::string& gh_cli,
+                               const std::vector<std::string>& extra_installation) {
+  std::vector<CodeDir> out;
+  std::set<std::string> seen;
+  auto add = [&](const std::string& what, const std::string& dir) {
+    if (dir.empty()) return;
+    const std::string real = resolve_existing_prefix(dir);
+    if (seen.insert(real).second) out.push_back({what, real});
+  };
+  add("agent-boundary", parent_dir(install.self_exe));
+  add("the plugin directory", install.plugin_dir);
+  add("the helper directory", install.helper_dir);
+  add("the backend executable", parent_dir(exe.path));
+  for (const auto& [name, path] : exe.tools) add("the backend's " + name, parent_dir(path));
+  if (!aws_cli.empty()) add("the AWS CLI", parent_dir(aws_cli));
+  if (!gh_cli.empty()) add("gh", parent_dir(gh_cli));
+  for (const auto& p : extra_installation) add("the harness plugin", p);
+  return out;
+}
+
+// Reading installed code is harmless; writing it is not. check_not_sandbox_writable above
+// names the profile grant that would allow it; this asks the enforcement itself, which
+// also applies the backend's own grants (nono's /tmp group, ...): the probe creates (and
+// removes) a fresh file in each directory from inside the new boundary.
+void check_code_dirs_unwritable(const Backend& backend, const SessionView& view,
+                                const std::vector<CodeDir>& dirs) {
+  for (const auto& d : dirs) {
+    const std::string target = d.dir + "/.agent-boundary-write-check-" + random_suffix();
+    const ProbeResult r =
+        backend.probe({view, view.workdir, target, Access::write, kSelfTestTimeoutMs});
+    if (r.verdict == ProbeResult::Verdict::denied) continue;
+    if (r.verdict == ProbeResult::Verdict::allowed)
+      throw SessionError(
+          d.what + " (" + d.dir +
+              ") is writable inside this boundary: sandboxed code could replace what "
+              "agent-boundary runs outside it",
+          d.dir,
+          "install agent-boundary and the backend where no sandbox may write (`scripts/install.sh` "
+          "puts them in /usr/local as root, ~/.local otherwise; never under /tmp), or narrow the "
+          "profile grant that covers " +
+              d.dir);
+    throw BackendError("cannot check that " + d.what + " (" + d.dir +
+                           ") is unwritable inside this boundary: " + r.detail,
+                       d.dir, "check the warnings above and that the backend runs on this machine");
   }
 }
 
@@ -366,8 +422,10 @@ SessionOutcome write_session(const SessionRequest& req, const Installation& inst
   GenerationContext ctx;
   ctx.workdir = req.workdir;
   ctx.protected_paths = protected_paths_for(req, install);
-  // The installation stays out of reach even with self_edit: a writable plugin or binary
-  // would run the agent's code outside the boundary on the next hook.
+  // The installation is never granted, even with self_edit (a writable plugin or binary
+  // would run the agent's code outside the boundary on the next hook), nor denied: reading
+  // it is harmless, and a backend may not be able to deny it inside a system grant such as
+  // /usr/local/lib. That no sandbox can write it is checked below.
   ctx.installation_paths = {resolve_existing_prefix(install.plugin_dir)};
   for (const auto& p : req.extra_installation)
     ctx.installation_paths.push_back(resolve_existing_prefix(p));
@@ -395,6 +453,8 @@ SessionOutcome write_session(const SessionRequest& req, const Installation& inst
   check_not_sandbox_writable("agent-boundary", install.self_exe, policy);
   check_not_sandbox_writable("the plugin directory", install.plugin_dir, policy);
   check_not_sandbox_writable("the helper directory", install.helper_dir, policy);
+  for (const auto& p : req.extra_installation)
+    check_not_sandbox_writable("the harness plugin", p, policy);
   // The exporters run outside the boundary with the user's credentials.
   if (!aws_cli.empty()) check_not_sandbox_writable("the AWS CLI", aws_cli, policy);
   if (!gh_cli.empty()) check_not_sandbox_writable("gh", gh_cli, policy);
@@ -536,6 +596,10 @@ SessionOutcome write_session(const SessionRequest& req, const Installation& inst
     backend->start(staged_view);
     try {
       self_test(*backend, staged_view);
+#ifndef AB_MUTANT_INSTALLED_CODE_UNWRITABLE
+      check_code_dirs_unwritable(*backend, staged_view,
+                                 code_dirs(install, exe, aws_cli, gh_cli, req.extra_installation));
+#endif
     } catch (...) {
       try {
         backend->stop(staged_view);  // a session that does not land keeps nothing running

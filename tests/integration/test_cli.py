@@ -61,6 +61,7 @@ def test_version(world):
 def test_help_lists_commands(world):
     r = world.ab("--help")
     assert_ok(r)
+    assert re.search(r"^Usage: agent-boundary \[OPTIONS\]", r.stdout, re.M), r.stdout
     for cmd in ("status", "on", "off", "use", "reload", "list", "run", "session", "validate",
                 "schema", "plugins"):
         assert re.search(rf"^\s+{cmd}\b", r.stdout, re.M), cmd

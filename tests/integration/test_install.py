@@ -2,6 +2,10 @@
 
 import os
 import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
 
 from conftest import assert_error, assert_ok
 
@@ -69,3 +73,25 @@ def test_writable_plugin_dir_is_refused(world):
     r = world.ab("session", "create", d, binary=str(other / "bin" / "agent-boundary"))
     assert_error(r, "world-writable", f"chmod go-w {plugins}", code=1)
     assert not d.exists()
+
+
+@pytest.mark.protects("installed-code-unwritable")
+def test_install_the_sandbox_can_write_is_refused(world):
+    """nono grants /tmp to every sandbox (its own group, not a profile grant): an install
+    there could be replaced from inside. Reading an install is fine; writing it is not."""
+    tmp = Path(tempfile.mkdtemp(prefix="agent-boundary-it-install-", dir="/tmp"))
+    try:
+        other = tmp / "prefix"
+        shutil.copytree(world.prefix, other, symlinks=True)
+        d = world.session_path("s1")
+        r = world.ab("session", "create", d, binary=str(other / "bin" / "agent-boundary"))
+        assert_error(r, "is writable inside this boundary", f"({other}/bin)",
+                     "scripts/install.sh", code=1)
+        assert not d.exists()
+        assert not [p for p in (other / "bin").iterdir() if "write-check" in p.name]
+        # The fix works: the same build installed where no sandbox may write.
+        assert_ok(world.ab("session", "create", d,
+                           binary=str(_copy_prefix(world) / "bin" / "agent-boundary")))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+

@@ -210,6 +210,7 @@ class CompareRunner : public testing::MockInstallTest {
 TEST_F(CompareRunner, ProbesAreJudgedAgainstTheSessionsDenyState) {
   // A probe that allows everything: denies fail, except the one the deny-state declares.
   ON_CALL(backend, probe(_)).WillByDefault(Return(ProbeResult{ProbeResult::Verdict::allowed, {}}));
+  deny_write_checks();  // the session itself must still be creatable
   EXPECT_CALL(backend, start(_)).Times(1);
   EXPECT_CALL(backend, stop(_)).Times(1);
   const BackendResult r = run_backend("mock", install, scratch, options);

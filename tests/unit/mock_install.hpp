@@ -41,11 +41,20 @@ class MockInstallTest : public ::testing::Test {
         }));
     ON_CALL(backend, render(_, _))
         .WillByDefault(::testing::Return(std::vector<RenderedFile>{{"fake-backend.json", "{}\n"}}));
+    deny_write_checks();
     // The self-test runs `true` through wrap: prove the staged files exist at that moment.
     ON_CALL(backend, wrap(_)).WillByDefault(::testing::Invoke([](const WrapRequest& r) {
       return std::vector<std::string>{"/usr/bin/test", "-f",
                                       r.session.session_dir + "/fake-backend.json"};
     }));
+  }
+
+  // Session creation probes each directory of installed code for write from inside; the
+  // mock's boundary keeps them unwritable. Call again after a broader ON_CALL for probe().
+  void deny_write_checks() {
+    ON_CALL(backend, probe(::testing::Field(&ProbeRequest::path,
+                                            ::testing::HasSubstr("/.agent-boundary-write-check-"))))
+        .WillByDefault(::testing::Return(ProbeResult{ProbeResult::Verdict::denied, "EACCES"}));
   }
 
   SessionRequest request(const std::string& name = "s1") {

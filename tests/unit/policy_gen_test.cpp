@@ -94,9 +94,13 @@ TEST_F(PolicyGen, SelfProtectionDeniesOrGrantsWithSelfEdit) {
   ctx.installation_paths = {w.path("plugins")};
   ctx.state_root = w.path("state");
   auto r = generate_policy(p, ctx);
-  for (const char* denied : {"state", "profiles", "plugins", "work/.claude/settings.json"})
+  for (const char* denied : {"state", "profiles", "work/.claude/settings.json"})
     EXPECT_THAT(r.policy.denies, Contains(Field(&Deny::path, w.path(denied)))) << denied;
   EXPECT_THAT(r.policy.denies, Contains(Field(&Deny::origin, "self-protection")));
+  // The installation is neither denied (reading code is harmless, and a system grant such as
+  // /usr/local/lib may cover it) nor granted; session creation checks it is unwritable.
+  EXPECT_THAT(r.policy.denies, Not(Contains(Field(&Deny::path, w.path("plugins")))));
+  EXPECT_THAT(r.policy.grants, Not(Contains(Field(&Grant::path, w.path("plugins")))));
   // self_edit opens the policy (profiles, sessions) but never what hooks execute.
   p.self_edit = true;
   r = generate_policy(p, ctx);
@@ -105,8 +109,9 @@ TEST_F(PolicyGen, SelfProtectionDeniesOrGrantsWithSelfEdit) {
   EXPECT_THAT(r.policy.grants,
               Contains(grant(w.path("state/sessions"), Access::readwrite, PathKind::directory)));
   EXPECT_THAT(r.policy.grants, Not(Contains(Field(&Grant::path, w.path("state")))));
-  for (const char* denied : {"plugins", "state/runtimes", "state/bin"})
+  for (const char* denied : {"state/runtimes", "state/bin"})
     EXPECT_THAT(r.policy.denies, Contains(Field(&Deny::path, w.path(denied)))) << denied;
+  EXPECT_THAT(r.policy.grants, Not(Contains(Field(&Grant::path, w.path("plugins")))));
 }
 
 TEST_F(PolicyGen, PositionsReachExpansionErrors) {

@@ -184,6 +184,33 @@ TEST_F(SessionTest, UnenforceableSelfProtectionIsRefused) {
   EXPECT_FALSE(fs::exists(w.path("state/sessions/s1")));
 }
 
+// The backend's own grants (nono's /tmp group) are not in the policy: the enforcement
+// itself is asked whether each directory of installed code is writable inside.
+TEST_F(SessionTest, InstalledCodeTheSandboxCanWriteIsRefused) {
+  std::vector<std::string> probed;
+  EXPECT_CALL(backend, probe(_)).WillRepeatedly(Invoke([&](const ProbeRequest& r) {
+    probed.push_back(r.path);
+    EXPECT_EQ(r.access, Access::write);
+    const bool plugins = r.path.rfind(w.path("lib/plugins") + "/", 0) == 0;
+    return ProbeResult{plugins ? ProbeResult::Verdict::allowed : ProbeResult::Verdict::denied, {}};
+  }));
+  EXPECT_THAT([&] { write_session(request(), install); },
+              ::testing::ThrowsMessage<SessionError>(::testing::AllOf(
+                  HasSubstr("the plugin directory"), HasSubstr("writable inside"))));
+  EXPECT_FALSE(fs::exists(w.path("state/sessions/s1")));
+  // Each directory once, through a fresh name in it (nothing existing is opened).
+  EXPECT_THAT(probed, ::testing::Contains(
+                          ::testing::StartsWith(w.path("bin") + "/.agent-boundary-write-check-")));
+
+  // A probe that cannot answer fails closed, naming the directory.
+  ::testing::Mock::VerifyAndClearExpectations(&backend);
+  EXPECT_CALL(backend, probe(_))
+      .WillRepeatedly(Return(ProbeResult{ProbeResult::Verdict::inconclusive, "probe crashed"}));
+  EXPECT_THAT([&] { write_session(request(), install); },
+              ::testing::ThrowsMessage<BackendError>(HasSubstr("probe crashed")));
+  EXPECT_FALSE(fs::exists(w.path("state/sessions/s1")));
+}
+
 TEST_F(SessionTest, TrustedExecutableInAWritableGrantIsRefused) {
   EXPECT_CALL(backend, locate(_))
       .WillOnce(Return(BackendExecutable{w.file("work/.venv/bin/nono"), "9.9", {}}));

@@ -232,8 +232,9 @@ std::vector<std::string> credential_status_lines(const std::string& dir, const B
   const nlohmann::ordered_json j = credential_status(dir, c, now);
   for (const auto& [name, e] : j.items()) {
     std::string line = "credentials: " + std::string(name == "aws" ? "AWS" : "GitHub");
-    if (e.contains("profile")) line += " profile " + e["profile"].get<std::string>();
-    line += " " + e["state"].get<std::string>();
+    // append, not `" " + std::string`: see GCC PR 105329 (a false -Wrestrict at -O3).
+    if (e.contains("profile")) line.append(" profile ").append(e["profile"].get<std::string>());
+    line.append(" ").append(e["state"].get<std::string>());
     if (e.contains("expires_at")) line += " until " + human_time(e["expires_at"].get<double>());
     if (e.contains("error")) line += " (" + e["error"].get<std::string>() + ")";
     out.push_back(line);

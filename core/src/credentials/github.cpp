@@ -28,7 +28,10 @@ Vars github_vars(const std::string& token, const std::string& gh) {
           {"GIT_CONFIG_VALUE_0", ""},
           {"GIT_CONFIG_KEY_1", "credential.helper"},
           // The pinned gh by absolute path, never whatever `gh` PATH finds inside.
-          {"GIT_CONFIG_VALUE_1", "!" + shell_quote(gh) + " auth git-credential"}};
+          // Built by append: `"!" + std::string` trips GCC 12's false -Wrestrict at -O3
+          // (PR 105329).
+          {"GIT_CONFIG_VALUE_1",
+           std::string("!").append(shell_quote(gh)).append(" auth git-credential")}};
 }
 
 ExportResult parse_gh_token(const ProcessResult& p, const std::string& gh, int timeout_ms) {
