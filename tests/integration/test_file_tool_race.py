@@ -14,7 +14,7 @@ path the hook handed back, then the PostToolUse hook. A hit is a read that retur
 secret, or a write that landed in ~/.bashrc. Without the freeze (today's main) the
 attacker wins; with it every attempt must be a miss.
 
-AB_RACE_ATTEMPTS sets the attempts per case (default 1000).
+AB_RACE_ATTEMPTS sets the attempts per case (default: DEFAULT_ATTEMPTS, per backend).
 """
 
 from __future__ import annotations
@@ -32,7 +32,14 @@ import pytest
 from claude_support import allow, session_id
 from conftest import HERE, SSH_SECRET, need, need_tool
 
-ATTEMPTS = int(os.environ.get("AB_RACE_ATTEMPTS", "1000"))
+# Attempts per case. Every probe on srt starts Node and bubblewrap (~0.5 s) and on
+# devcontainer runs `podman exec` twice, so the default per backend keeps the whole matrix
+# inside CI's time; AB_RACE_ATTEMPTS=1000 runs the full count everywhere.
+DEFAULT_ATTEMPTS = {"nono": 200, "srt": 20, "devcontainer": 40}
+
+
+def attempts_for(backend: str) -> int:
+    return int(os.environ.get("AB_RACE_ATTEMPTS", DEFAULT_ATTEMPTS[backend]))
 BACKENDS = ["nono", "srt", "devcontainer"]
 DC_IMAGE = "localhost/agent-boundary-base:bookworm"
 BASHRC = "# the user's own shell startup file\n"
@@ -224,20 +231,20 @@ def test_in_process_tool_cannot_be_raced(claude, swapper_bin, backend, tool, kin
     need_backend(backend)
     race = Race(claude, backend, swapper_bin, "race")
     try:
-        result = run_race(race, tool, kind, mode, ATTEMPTS)
+        result = run_race(race, tool, kind, mode, attempts_for(backend))
     finally:
         race.end()
     print(f"{backend} {tool} {kind} {mode}: {result}")
     assert result["hits"] == 0, result
     # The attacker must not simply have made every call fail: most attempts ran the tool.
-    assert result["allowed"] >= attempts_floor(mode), result
+    assert result["allowed"] >= attempts_floor(mode, attempts_for(backend)), result
 
 
-def attempts_floor(mode: str) -> int:
+def attempts_floor(mode: str, attempts: int) -> int:
     # The blind loop is often stopped with its symlink in place (or mid-swap): the path then
     # resolves outside and the probe denies it, a miss, not an attempt that ran (about one
     # attempt in five runs the tool; against main one in ten to fifty does).
-    return ATTEMPTS // (10 if mode == "blind" else 2)
+    return attempts // (10 if mode == "blind" else 2)
 
 
 # -- the freeze itself: what a user sees -------------------------------------------------------

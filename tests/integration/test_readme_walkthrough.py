@@ -217,6 +217,7 @@ def test_every_command_of_the_table_works(walker, source_dir):
         "validate": ["agent-boundary validate", "agent-boundary validate default"],
         "schema": ["agent-boundary schema > profile.schema.json"],
         "plugins": ["agent-boundary plugins"],
+        "checkpoint": [f"agent-boundary --session-dir {s} checkpoint"],
         "session stop": [f"agent-boundary session stop {s}"],
         "compare": ["agent-boundary compare --backend nono --runs 1"],
     }
