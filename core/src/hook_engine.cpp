@@ -374,7 +374,9 @@ std::string session_dir_for_id(const std::string& state_root, const std::string&
 
 std::string start_error_file(const std::string& session_dir) {
   const fs::path p(session_dir);
-  return (p.parent_path() / ("." + p.filename().string() + ".start-error")).string();
+  std::string name = ".";
+  name.append(p.filename().string()).append(".start-error");
+  return (p.parent_path() / name).string();
 }
 
 std::string wrapped_command(const std::string& bin, const std::string& dir, const std::string& cwd,

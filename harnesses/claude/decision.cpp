@@ -71,7 +71,9 @@ std::string ask_suffix(const std::string& payload, const Decision& d) {
   if (tool == p->end() || !tool->is_string()) return "";
   const std::string name = tool->get<std::string>();
   if (name == "Bash" || name == "Monitor") return "";
-  return " " + ask_note(name);
+  std::string note = " ";
+  note.append(ask_note(name));
+  return note;
 }
 
 }  // namespace

@@ -23,11 +23,6 @@ bool is_file(const std::string& p) {
   return ::lstat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
-std::string dir_of(const std::string& p) {
-  const auto slash = p.find_last_of('/');
-  return slash == 0 || slash == std::string::npos ? "/" : p.substr(0, slash);
-}
-
 std::string expand(const std::string& value, const std::string& base, const std::string& home) {
   if (value == "~") return home;
   if (value.starts_with("~/")) return absolute_normal(home + value.substr(1), "/");
@@ -66,7 +61,7 @@ struct Reader {
     for (const auto& v : values_of(lines, "includeif.*.path")) includes.push_back(v);
     for (const auto& v : includes) {
       if (v.empty()) continue;
-      const std::string f = expand(v, dir_of(file), home);
+      const std::string f = expand(v, parent_dir(file), home);
       out.include_files.push_back(f);
       read(f, depth + 1);
     }
@@ -176,7 +171,7 @@ std::string git_dir_of(const std::string& dot_git) {
   while (!target.empty() && (target.back() == '\n' || target.back() == '\r')) target.pop_back();
   target.erase(0, target.find_first_not_of(' '));
   if (target.empty()) return {};
-  return absolute_normal(target, dir_of(dot_git));
+  return absolute_normal(target, parent_dir(dot_git));
 }
 
 }  // namespace agent_boundary::git

@@ -74,7 +74,8 @@ std::string identity(const struct stat& st) {
 // Rename `name` in `dir` aside without replacing anything; the new name or empty.
 std::string move_aside(int dir, const std::string& name, const char* suffix) {
   for (int i = 1; i < 100; ++i) {
-    const std::string to = name + suffix + (i == 1 ? std::string() : "-" + std::to_string(i));
+    std::string to = name + suffix;
+    if (i > 1) to.append("-").append(std::to_string(i));
     if (::renameat2(dir, name.c_str(), dir, to.c_str(), RENAME_NOREPLACE) == 0) return to;
     if (errno != EEXIST) return {};
   }

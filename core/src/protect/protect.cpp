@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agent_boundary/error.hpp"
+#include "agent_boundary/host_path.hpp"
 #include "git/git_locations.hpp"
 #include "git_dir.hpp"
 #include "paths.hpp"
@@ -33,11 +34,6 @@ bool exists(const std::string& p, struct stat& st) { return ::lstat(p.c_str(), &
 bool is_dir(const std::string& p) {
   struct stat st {};
   return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-std::string parent_of(const std::string& p) {
-  const auto slash = p.find_last_of('/');
-  return slash == 0 || slash == std::string::npos ? "/" : p.substr(0, slash);
 }
 
 std::size_t depth(const std::string& p) { return std::count(p.begin(), p.end(), '/'); }
@@ -104,7 +100,7 @@ struct Builder {
   }
   // Pin every directory strictly below the outermost writable grant down to `dir`.
   void pin_chain(const std::string& top, const std::string& dir) {
-    for (std::string d = dir; d.size() > top.size() && path_within(d, top); d = parent_of(d))
+    for (std::string d = dir; d.size() > top.size() && path_within(d, top); d = parent_dir(d))
       add_mount(d, true);
   }
   // Protect `path` (read-only) if a writable grant holds it. `placeholder`: content to
@@ -115,15 +111,15 @@ struct Builder {
     struct stat st {};
     if (!exists(path, st)) {
       if (dir) {
-        if (!is_dir(parent_of(path)) && !planned_dir(parent_of(path))) return false;
+        if (!is_dir(parent_dir(path)) && !planned_dir(parent_dir(path))) return false;
         plan.dirs_to_create.push_back(path);
       } else {
         if (!placeholder) return false;
-        if (!is_dir(parent_of(path)) && !planned_dir(parent_of(path))) return false;
+        if (!is_dir(parent_dir(path)) && !planned_dir(parent_dir(path))) return false;
         plan.placeholders.push_back({path, placeholder});
       }
     }
-    pin_chain(top, parent_of(path));
+    pin_chain(top, parent_dir(path));
     add_mount(path, false);
     return true;
   }
@@ -228,7 +224,7 @@ ProtectPlan compute_plan(const ResolvedPolicy& policy, const std::string& workdi
     for (const auto& t : tool_configs()) {
       const std::string p = workdir + "/" + t.path;
       // `.github/hooks` needs `.github` first; an absent parent is created (empty).
-      const std::string parent = parent_of(p);
+      const std::string parent = parent_dir(p);
       if (t.dir && parent != workdir && !is_dir(parent)) {
         if (!outermost(parent, b.writable).empty() && !b.planned_dir(parent))
           b.plan.dirs_to_create.push_back(parent);
