@@ -7,6 +7,7 @@
 #include "agent_boundary/error.hpp"
 #include "agent_boundary/process.hpp"
 #include "compare/world.hpp"
+#include "freeze/freeze.hpp"
 #include "hook_engine.hpp"
 #include "secure_file.hpp"
 
@@ -127,7 +128,11 @@ class BackendRun {
     call.tool_class = ToolClass::path;
     call.path = path;
     call.access = access;
-    return decide_tool_call(call, hook_);
+    const Decision d = decide_tool_call(call, hook_);
+    // An allowed file tool keeps the session's processes stopped until the harness says the
+    // tool is done (freeze.hpp); no tool runs here, so that is now.
+    if (d.verdict == Decision::Verdict::allow) freeze::release(world_.session_dir());
+    return d;
   }
 
  private:
