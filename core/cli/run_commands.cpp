@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <random>
@@ -106,13 +107,17 @@ int cmd_run_harness(const Context& ctx, const std::string& name,
                      "drop --session-dir (and AGENT_BOUNDARY_SESSION_DIR) with --harness");
   const auto harness = load_harness(harness_plugin_file(name), installed_plugin_dir(), ctx.host);
   const std::string workdir = resolve_existing_prefix(fs::current_path().string());
-  const WholeAgentSetup setup = whole_agent_setup(
-      name, harness->whole_agent_footprint(home_dir(), workdir, ::getuid()), state_root());
+  const WholeAgentFootprint footprint =
+      harness->whole_agent_footprint(home_dir(), workdir, ::getuid());
+  const WholeAgentSetup setup = whole_agent_setup(name, footprint, state_root());
   for (const auto& note : setup.notes) spdlog::debug("{}", note);
   // Network: the session's backend applies the profile's setting (nono: open, as for
   // commands). The footprint's network_hosts join the profile's allow-list once it has one.
   ThrowawaySession session(ctx, kWholeAgentSessionPrefix, &setup);
   LaunchRequest req{session.dir(), workdir, argv, {{kInsideEnv, session.dir()}}};
+  // The harness's own model key survives the secret scrub (env_policy), for it alone.
+  for (const auto& var : footprint.keep_env)
+    if (const char* value = std::getenv(var.c_str())) req.env[var] = value;
   return run_checkpointed(plan_launch(req, ctx.host));
 }
 

@@ -74,6 +74,7 @@ WholeAgentFootprint ClaudeHarness::whole_agent_footprint(const std::string& home
              dir(workdir + "/.claude")};
   // The model API (a custom ANTHROPIC_BASE_URL is the user's word, read when applied).
   fp.network_hosts = {"api.anthropic.com"};
+  fp.keep_env = {"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"};
   return fp;
 }
 

@@ -77,6 +77,9 @@ struct WholeAgentFootprint {
   // Hosts the harness must reach (its model API). Not applied yet: the seam for the
   // profile's network allow-list, which then adds them to it.
   std::vector<std::string> network_hosts;
+  // Variables of the caller's environment the harness needs inside although their names
+  // mark them as secrets (its own model API key): passed to it, and only to it, by name.
+  std::vector<std::string> keep_env = {};
   bool empty() const { return writable.empty() && held.empty(); }
 };
 

@@ -160,7 +160,7 @@ class Run:
     def __repr__(self) -> str:
         lines = [f"<claude run rc={self.rc} session={self.session_id}>"]
         for e in self.events:
-            lines.append("  " + json.dumps(e)[:600])
+            lines.append("  " + json.dumps(e)[:600] + " ... " + json.dumps(e)[-400:])
         lines.append("--- stderr\n" + self.stderr[-3000:])
         return "\n".join(lines)
 
