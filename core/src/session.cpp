@@ -453,8 +453,13 @@ SessionOutcome write_session(const SessionRequest& req, const Installation& inst
   check_not_sandbox_writable("agent-boundary", install.self_exe, policy);
   check_not_sandbox_writable("the plugin directory", install.plugin_dir, policy);
   check_not_sandbox_writable("the helper directory", install.helper_dir, policy);
+#ifndef __linux__
+  // Linux holds a harness plugin read-only where a writable grant covers it (the Claude
+  // plugin read in place from the checkout the agent works in: protect's `installation`);
+  // the write probe after the self-test still refuses one the sandbox could change.
   for (const auto& p : req.extra_installation)
     check_not_sandbox_writable("the harness plugin", p, policy);
+#endif
   // The exporters run outside the boundary with the user's credentials.
   if (!aws_cli.empty()) check_not_sandbox_writable("the AWS CLI", aws_cli, policy);
   if (!gh_cli.empty()) check_not_sandbox_writable("gh", gh_cli, policy);
@@ -597,8 +602,17 @@ SessionOutcome write_session(const SessionRequest& req, const Installation& inst
     try {
       self_test(*backend, staged_view);
 #ifndef AB_MUTANT_INSTALLED_CODE_UNWRITABLE
-      check_code_dirs_unwritable(*backend, staged_view,
-                                 code_dirs(install, exe, aws_cli, gh_cli, req.extra_installation));
+      std::vector<CodeDir> dirs = code_dirs(install, exe, aws_cli, gh_cli, req.extra_installation);
+      // A directory the launcher's read-only binds hold (the Claude plugin read in place from
+      // the checkout) is held for every command and probe, which go through the launcher;
+      // the backend's bare probe here cannot see those binds.
+      if (protection_live)
+        std::erase_if(dirs, [&](const CodeDir& d) {
+          return std::any_of(
+              protection.mounts.begin(), protection.mounts.end(),
+              [&](const protect::MountOp& m) { return !m.pin && !m.mask && m.path == d.dir; });
+        });
+      check_code_dirs_unwritable(*backend, staged_view, dirs);
 #endif
     } catch (...) {
       try {

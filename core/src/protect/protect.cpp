@@ -260,15 +260,14 @@ ProtectPlan compute_plan(const ResolvedPolicy& policy, const std::string& workdi
   }
   // Installed code inside a writable grant: readable (it is no secret) but never writable,
   // since a hook runs it outside the boundary later.
-  for (const auto& deny : policy.denies) {
-    if (deny.origin != "self-protection") continue;
-    const std::string real = resolve_existing_prefix(deny.path);
-    if (std::find(options.installation.begin(), options.installation.end(), real) ==
-        options.installation.end())
-      continue;
+  for (const auto& path : options.installation) {
+    const std::string real = resolve_existing_prefix(path);
     struct stat st {};
     if (!exists(real, st) || outermost(real, b.writable).empty()) continue;
-    if (b.protect(real, nullptr, S_ISDIR(st.st_mode))) b.plan.covered_denies.push_back(deny.path);
+    if (!b.protect(real, nullptr, S_ISDIR(st.st_mode))) continue;
+    for (const auto& deny : policy.denies)  // a self-protection deny it stands for is covered
+      if (deny.origin == "self-protection" && resolve_existing_prefix(deny.path) == real)
+        b.plan.covered_denies.push_back(deny.path);
   }
   std::stable_sort(
       b.plan.mounts.begin(), b.plan.mounts.end(),
