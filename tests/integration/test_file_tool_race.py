@@ -296,19 +296,19 @@ def test_background_processes_stop_for_a_file_tool_and_resume_after(claude, swap
         assert proc_state(pid) == "T"
         assert race.hook("PostToolUseFailure",
                          race.payload("PostToolUseFailure", "Read", tin)).returncode == 0
-        assert proc_state(pid) == "S"
+        assert proc_state(pid) != "T", "still stopped"  # resumed: S, or R for a moment
         # A denied call resumes at once: nothing stays stopped for a tool that never runs.
         r = race.hook("PreToolUse", race.payload("PreToolUse", "Read",
                                                  tool_input("Read", str(race.world.ssh_key))))
         assert json.loads(r.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
-        assert proc_state(pid) == "S"
+        assert proc_state(pid) != "T", "still stopped"  # resumed: S, or R for a moment
         # A tool whose end never came (Claude interrupted): the turn's end resumes everything.
         race.hook("PreToolUse", race.payload("PreToolUse", "Read", tin))
         assert proc_state(pid) == "T"
         assert race.hook("UserPromptSubmit", {"session_id": race.sid, "prompt": "go on",
                                               "hook_event_name": "UserPromptSubmit",
                                               "cwd": str(race.world.wt)}).returncode == 0
-        assert proc_state(pid) == "S"
+        assert proc_state(pid) != "T", "still stopped"  # resumed: S, or R for a moment
     finally:
         race.stop_attacker()
         race.end()

@@ -19,6 +19,7 @@
 #include "freeze/freeze.hpp"
 #include "freeze/registry.hpp"
 #include "secure_file.hpp"
+#include "userns.hpp"
 
 namespace agent_boundary::freeze {
 namespace {
@@ -36,14 +37,6 @@ void on_signals(void (*handler)(int), std::initializer_list<int> sigs) {
   for (const int s : sigs) ::sigaction(s, &sa, nullptr);
 }
 
-bool write_text(const char* path, const std::string& text) {
-  const int fd = ::open(path, O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  ::close(fd);
-  return ok;
-}
-
 // A PID namespace needs CAP_SYS_ADMIN in the current user namespace: root has it, and so
 // does a launcher already inside the protection's user namespace. Anyone else first enters
 // a user namespace mapping their ids to themselves.
@@ -52,10 +45,7 @@ void unshare_pid_namespace() {
   const int first = errno;
   const uid_t uid = ::geteuid();
   const gid_t gid = ::getegid();
-  if (first == EPERM && ::unshare(CLONE_NEWUSER) == 0 &&
-      write_text("/proc/self/setgroups", "deny") &&
-      write_text("/proc/self/uid_map", std::to_string(uid) + " " + std::to_string(uid) + " 1") &&
-      write_text("/proc/self/gid_map", std::to_string(gid) + " " + std::to_string(gid) + " 1") &&
+  if (first == EPERM && ::unshare(CLONE_NEWUSER) == 0 && map_ids_to_self(uid, gid) &&
       ::unshare(CLONE_NEWPID) == 0)
     return;
   throw SystemError(std::string("cannot give the command its own PID namespace (") +

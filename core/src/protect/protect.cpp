@@ -23,6 +23,7 @@
 #include "paths.hpp"
 #include "protect/held_list.hpp"
 #include "secure_file.hpp"
+#include "userns.hpp"
 
 namespace agent_boundary::protect {
 namespace {
@@ -396,14 +397,6 @@ ProtectPlan from_json(const std::string& text, const std::string& where) {
 
 namespace {
 
-bool write_text(const char* path, const std::string& text) {
-  const int fd = ::open(path, O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  ::close(fd);
-  return ok;
-}
-
 // 0 on success, else errno; `step` names what failed.
 int enter_namespaces(bool root, const char*& step) {
   if (root) {
@@ -419,10 +412,7 @@ int enter_namespaces(bool root, const char*& step) {
   step = "unshare(CLONE_NEWUSER|CLONE_NEWNS)";
   if (::unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) return errno;
   step = "writing the user namespace's id maps";
-  if (!write_text("/proc/self/setgroups", "deny") ||
-      !write_text("/proc/self/uid_map", std::to_string(uid) + " " + std::to_string(uid) + " 1") ||
-      !write_text("/proc/self/gid_map", std::to_string(gid) + " " + std::to_string(gid) + " 1"))
-    return errno ? errno : EPERM;
+  if (!map_ids_to_self(uid, gid)) return errno ? errno : EPERM;
   return 0;
 }
 
@@ -431,9 +421,7 @@ int enter_lock_layer() {
   if (::unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) return errno;
   // Only a self-map is allowed from inside: root keeps uid 0, other owners show as the
   // overflow id there.
-  if (!write_text("/proc/self/setgroups", "deny") || !write_text("/proc/self/uid_map", "0 0 1") ||
-      !write_text("/proc/self/gid_map", "0 0 1"))
-    return errno ? errno : EPERM;
+  if (!map_ids_to_self(0, 0)) return errno ? errno : EPERM;
   return 0;
 }
 
