@@ -388,7 +388,9 @@ def test_secret_files_are_private_at_every_moment(world, creds):
     assert temps, f"the watcher never saw a temp file (saw {sorted(seen)})"
     for name in os.listdir(d):
         assert not name.endswith(".tmp"), name
-        assert file_mode(d / name) == 0o600, name
+        # Files 0600, directories (the session's `tracked/` registry) 0700: nothing for others.
+        want = 0o700 if (d / name).is_dir() and not (d / name).is_symlink() else 0o600
+        assert file_mode(d / name) == want, name
 
 
 def test_concurrent_launches_export_once(world, creds):
@@ -455,11 +457,15 @@ def _descendants(root: int, tree: dict[int, int]) -> set[int]:
     return found
 
 
-def _holders(secrets, command_tree: set[int]) -> list[str]:
-    """Every process with a secret in its argv, and every process outside the command's own
-    tree with one in its environment."""
+def _holders(secrets, root: int) -> list[str]:
+    """Every process with a secret in its argv, and every process outside the tree of `root`
+    (the command's own) with one in its environment. One snapshot gives both the processes and
+    the tree: a process the command starts after the snapshot (its loop's `sleep`) is neither
+    scanned nor taken for a stranger."""
+    tree = _processes()
+    command_tree = _descendants(root, tree)
     hits = []
-    for pid in _processes():
+    for pid in tree:
         for what in ("cmdline",) if pid in command_tree else ("cmdline", "environ"):
             try:
                 raw = Path(f"/proc/{pid}/{what}").read_bytes()
@@ -507,7 +513,7 @@ def test_no_process_holds_a_secret_in_argv_while_the_command_runs(world, creds, 
         # Not vacuous: the command really holds both secrets, so they are live right now.
         assert inside.get("AWS_SECRET_ACCESS_KEY") == secret, sorted(inside)
         assert inside.get("GH_TOKEN") == token, sorted(inside)
-        hits = _holders((secret, token), _descendants(p.pid, _processes()))
+        hits = _holders((secret, token), p.pid)
     finally:
         release.touch()
         out, err = p.communicate(timeout=60)
