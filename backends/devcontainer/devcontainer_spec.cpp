@@ -531,7 +531,9 @@ namespace {
 
 // POSIX sh (the image's /bin/sh): SIGSTOP to everything but init and itself, then repeat
 // until a pass over /proc finds every process stopped (T/t) or dead (Z/X).
-constexpr const char* kStopScript = R"(kill -s STOP -1 2>/dev/null
+// `--` before -1: dash (the image's /bin/sh) takes a bare -1 for an option, refuses it, and
+// would leave everything running (stop) or stopped (resume).
+constexpr const char* kStopScript = R"(kill -s STOP -- -1 2>/dev/null
 n=0
 while :; do
   busy=
@@ -547,6 +549,12 @@ while :; do
   n=$((n+1)); [ "$n" -lt 5000 ] || exit 1
 done)";
 
+// Every process, and each one again by pid: one that a signal to -1 missed stays stopped
+// for good otherwise.
+constexpr const char* kResumeScript = R"(kill -s CONT -- -1 2>/dev/null
+for f in /proc/[0-9]*; do kill -s CONT "${f#/proc/}" 2>/dev/null; done
+exit 0)";
+
 std::vector<std::string> root_exec(const Spec& spec, const std::string& script) {
   std::vector<std::string> a = {spec.engine};
   a.insert(a.end(), spec.engine_args.begin(), spec.engine_args.end());
@@ -559,7 +567,7 @@ std::vector<std::string> root_exec(const Spec& spec, const std::string& script) 
 std::string freeze_commands_json(const Spec& spec) {
   nlohmann::json j;
   j["stop"] = root_exec(spec, kStopScript);
-  j["resume"] = root_exec(spec, "kill -s CONT -1 2>/dev/null; exit 0");
+  j["resume"] = root_exec(spec, kResumeScript);
   return j.dump(2) + "\n";
 }
 

@@ -218,6 +218,20 @@ class Claude:
         return self.pre(sid, "Edit", {"file_path": str(path), "old_string": "a",
                                       "new_string": "b", "replace_all": False}, cwd=cwd)
 
+    def post(self, sid: str, tool: str, tool_input, cwd=None, event="PostToolUse") -> Hook:
+        """The tool's end (PostToolUse, or PostToolUseFailure): what Claude sends after an
+        allowed tool ran. It releases the session's processes that the PreToolUse held."""
+        payload = {**self.payload(sid, tool, tool_input, cwd), "hook_event_name": event,
+                   "tool_response": {}}
+        data = json.dumps(payload).encode()
+        t0 = time.monotonic()
+        r = subprocess.run([self.world.ab_bin, "claude", "hook", event], cwd=str(self.world.wt),
+                           env=self.full_env(), input=data, capture_output=True, timeout=60)
+        r = subprocess.CompletedProcess(r.args, r.returncode,
+                                        r.stdout.decode("utf-8", "replace"),
+                                        r.stderr.decode("utf-8", "replace"))
+        return Hook(r, time.monotonic() - t0, data.decode())
+
     # -- running what the hook returned ----------------------------------------------------
 
     def run_rewritten(self, command: str, cwd=None, timeout=120) -> subprocess.CompletedProcess:

@@ -258,8 +258,13 @@ def test_claude_hooks_gate_and_wrap_through_the_container(dc, claude):
     [c] = containers(d)
     sid = session_id("s1")
     # Read/Write gate: the backend's probe answers about the host's file.
-    allow(claude.read(sid, dc.wt / "README.md"))
-    allow(claude.write(sid, dc.wt / "new.txt"))
+    # Each allowed tool holds the session's processes until its end (PostToolUse): a Bash
+    # command would wait for it.
+    for h in (allow(claude.read(sid, dc.wt / "README.md")),
+              allow(claude.write(sid, dc.wt / "new.txt"))):
+        payload = json.loads(h.payload)
+        done = claude.post(sid, payload["tool_name"], payload["tool_input"])
+        assert done.rc == 0, done
     assert "not mounted" in deny(claude.read(sid, dc.ssh_key)).reason
     assert "not mounted" in deny(claude.read(sid, "/etc/shadow")).reason
     assert "hidden" in deny(claude.read(sid, dc.wt / "secret.txt")).reason
@@ -270,7 +275,7 @@ def test_claude_hooks_gate_and_wrap_through_the_container(dc, claude):
     parts = unwrap(h.updated["command"])
     assert parts["session_dir"] == str(d)
     r = claude.run_rewritten(h.updated["command"])
-    assert r.stdout.splitlines()[0] == c["id"][:12], r.stdout
+    assert r.stdout.splitlines()[:1] == [c["id"][:12]], (r.returncode, r.stdout, r.stderr)
     assert "HOOK-SECRET" not in r.stdout and SSH_SECRET not in r.stdout
     # SessionEnd releases the container, inside Claude's ~1.5 s SessionEnd budget (the
     # removal itself is detached).

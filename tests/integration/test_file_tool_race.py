@@ -109,6 +109,8 @@ class Race:
         self.bashrc = self.world.home / ".bashrc"
         self.bashrc.write_text(BASHRC)
         self.stop = self.dir / ".race-stop"
+        self.backend = backend
+        self.running: subprocess.Popen | None = None  # the attacker's command, when it runs
 
     def hook(self, event: str, payload: dict) -> subprocess.CompletedProcess:
         return subprocess.run([self.world.ab_bin, "claude", "hook", event],
@@ -122,16 +124,30 @@ class Race:
                 "tool_use_id": "toolu_race"}
 
     def start_attacker(self, mode: str, kind: str, name: str, target: Path) -> None:
-        cmd = (f"nohup {self.swapper} {mode} {kind} {self.dir} {name} {target} {self.stop} "
-               f">/dev/null 2>&1 &")
-        h = allow(self.claude.bash(self.sid, cmd))
-        r = subprocess.run(["/bin/bash", "-c", h.updated["command"]], cwd=str(self.world.wt),
-                           env=self.env, input="", capture_output=True, text=True, timeout=120)
-        assert r.returncode == 0, r.stderr
+        swap = f"{self.swapper} {mode} {kind} {self.dir} {name} {target} {self.stop}"
+        if self.backend == "srt":
+            # srt's bubblewrap ends every process of the command with it (its own PID
+            # namespace), so nothing outlives a command there: the attacker is a command that
+            # keeps running, as Claude's background Bash (`run_in_background`) runs it.
+            h = allow(self.claude.bash(self.sid, f"exec {swap} >/dev/null 2>&1",
+                                       run_in_background=True))
+            self.running = subprocess.Popen(["/bin/bash", "-c", h.updated["command"]],
+                                            cwd=str(self.world.wt), env=self.env,
+                                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                            stderr=subprocess.PIPE)
+        else:
+            # Elsewhere it outlives the command that started it (`nohup ... &`).
+            h = allow(self.claude.bash(self.sid, f"nohup {swap} >/dev/null 2>&1 &"))
+            r = subprocess.run(["/bin/bash", "-c", h.updated["command"]], cwd=str(self.world.wt),
+                               env=self.env, input="", capture_output=True, text=True,
+                               timeout=120)
+            assert r.returncode == 0, r.stderr
         ready = self.dir / ".race-ready"
         deadline = time.monotonic() + 60
         while not ready.exists():
             assert time.monotonic() < deadline, "the attacker did not start"
+            assert self.running is None or self.running.poll() is None, \
+                self.running.stderr.read().decode("utf-8", "replace")
             time.sleep(0.05)
 
     def stop_attacker(self) -> None:
@@ -142,6 +158,14 @@ class Race:
         deadline = time.monotonic() + 20
         while ready.exists() and time.monotonic() < deadline:
             time.sleep(0.05)
+        if self.running is not None:
+            try:
+                self.running.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.running.kill()
+                self.running.wait()
+            self.running.stderr.close()
+            self.running = None
 
     def end(self) -> None:
         self.claude.session_end(self.sid)
@@ -193,6 +217,7 @@ def run_race(race: Race, tool: str, kind: str, mode: str, attempts: int) -> dict
         asked = victim / (race.world.ssh_key.name if reads_secret else ".bashrc")
     race.start_attacker(mode, kind, victim.name, target)
     allowed = hits = 0
+    refused: dict[str, int] = {}  # why the others were not allowed, for the report
     try:
         for _ in range(attempts):
             if mode == "inotify":  # let the attacker undo its last swap first
@@ -204,6 +229,8 @@ def run_race(race: Race, tool: str, kind: str, mode: str, attempts: int) -> dict
             r = race.hook("PreToolUse", race.payload("PreToolUse", tool, tin))
             out = json.loads(r.stdout or b"{}").get("hookSpecificOutput", {})
             if r.returncode != 0 or out.get("permissionDecision") != "allow":
+                why = out.get("permissionDecisionReason") or r.stderr.decode("utf-8", "replace")
+                refused[why[:120]] = refused.get(why[:120], 0) + 1
                 continue
             allowed += 1
             path = out.get("updatedInput", {}).get(TOOLS[tool][0], str(asked))
@@ -221,7 +248,7 @@ def run_race(race: Race, tool: str, kind: str, mode: str, attempts: int) -> dict
                 shutil.rmtree(victim, ignore_errors=True)
     finally:
         race.stop_attacker()
-    return {"attempts": attempts, "allowed": allowed, "hits": hits}
+    return {"attempts": attempts, "allowed": allowed, "hits": hits, "refused": refused}
 
 
 @pytest.mark.protects("file-tool-race")
@@ -278,8 +305,10 @@ def background_pid(race: Race, name: str) -> int:
 
 
 @pytest.mark.protects("file-tool-race")
-def test_background_processes_stop_for_a_file_tool_and_resume_after(claude, swapper_bin):
-    race = Race(claude, "nono", swapper_bin, "hold")
+@pytest.mark.parametrize("backend", ["nono", "devcontainer"])  # on srt nothing outlives a command
+def test_background_processes_stop_for_a_file_tool_and_resume_after(claude, swapper_bin, backend):
+    need_backend(backend)
+    race = Race(claude, backend, swapper_bin, "hold")
     try:
         pid = background_pid(race, "hold")
         assert proc_state(pid) == "S"

@@ -180,12 +180,17 @@ def test_tmp_is_usable(world, srt_session):
 
 def test_no_srt_placeholders_in_the_workdir(world, srt_session):
     # srt protects "dangerous" files in its own working directory by creating placeholders
-    # there; it runs from the session dir, so the checkout sees none of them.
+    # there; it runs from the session dir, so the checkout sees none of them. (Our own
+    # held tool-config directories, .vscode and .idea among them, are created empty on the
+    # host at session creation and held read-only: those are on both sides.)
     r = world.run_in(srt_session, "ls", "-A")
     assert_ok(r)
-    names = set(r.stdout.split())
-    assert not names & set(SRT_PLACEHOLDERS), names
-    assert not set(os.listdir(world.wt)) & set(SRT_PLACEHOLDERS)
+    inside = set(r.stdout.split())
+    on_host = set(os.listdir(world.wt))
+    assert inside == on_host, (sorted(inside - on_host), sorted(on_host - inside))
+    files = {n for n in on_host & set(SRT_PLACEHOLDERS) if not (world.wt / n).is_dir()}
+    assert not files, sorted(files)
+    assert not inside & {".bashrc", ".mcp.json", ".ripgreprc"}, sorted(inside)
 
 
 def test_network_is_closed(world, srt_session):
