@@ -225,6 +225,11 @@ Decision decide_shell(const ToolCall& call, const HookContext& ctx, const Loaded
 class ToolHold {
  public:
   ToolHold(std::string dir, int timeout_ms) : dir_(std::move(dir)) {
+#ifdef AB_MUTANT_FILE_TOOL_RACE
+    (void)timeout_ms;
+    kept_ = true;  // mutant (tests/mutation only, never installed): nothing is held
+    return;
+#endif
     freeze::hold(dir_, timeout_ms);
   }
   ToolHold(const ToolHold&) = delete;

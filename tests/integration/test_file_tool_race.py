@@ -41,6 +41,12 @@ DEFAULT_ATTEMPTS = {"nono": 200, "srt": 10, "devcontainer": 20}
 def attempts_for(backend: str) -> int:
     return int(os.environ.get("AB_RACE_ATTEMPTS", DEFAULT_ATTEMPTS[backend]))
 BACKENDS = ["nono", "srt", "devcontainer"]
+# The mutation stage's file-tool-race mutant (nothing held) runs the nono cases: with their
+# attempts the attacker wins every one of them against it. On srt and devcontainer the
+# default attempts are too few for a blind swap to win every time (shown able to fail with
+# AB_RACE_ATTEMPTS=200 against the mutant, by hand); they run in every integration run.
+MATRIX_BACKENDS = [pytest.param("nono", marks=pytest.mark.protects("file-tool-race")),
+                   "srt", "devcontainer"]
 DC_IMAGE = "localhost/agent-boundary-base:bookworm"
 BASHRC = "# the user's own shell startup file\n"
 BENIGN = "BENIGN-WORKTREE-FILE\n"
@@ -251,11 +257,10 @@ def run_race(race: Race, tool: str, kind: str, mode: str, attempts: int) -> dict
     return {"attempts": attempts, "allowed": allowed, "hits": hits, "refused": refused}
 
 
-@pytest.mark.protects("file-tool-race")
 @pytest.mark.parametrize("mode", ["inotify", "blind"])
 @pytest.mark.parametrize("kind", ["file", "dir"], ids=["existing", "new"])
 @pytest.mark.parametrize("tool", list(TOOLS))
-@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("backend", MATRIX_BACKENDS)
 def test_in_process_tool_cannot_be_raced(claude, swapper_bin, backend, tool, kind, mode):
     need_backend(backend)
     race = Race(claude, backend, swapper_bin, "race")

@@ -21,12 +21,17 @@ import re
 import shlex
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
 import pytest
 
 from conftest import CRASH_MARKERS, SSH_SECRET, AWS_SECRET, WORLD_BASE, need
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "e2e"))
+from claude_e2e import claude_bin, make_marketplace  # noqa: E402  (the pinned Claude Code)
+from model_server import ModelServer, tool  # noqa: E402
 
 DEFAULT_PREFIX = Path("/usr/local")
 AB = DEFAULT_PREFIX / "bin" / "agent-boundary"
@@ -50,10 +55,11 @@ def section(text: str, title: str) -> str:
 
 def sh_commands(section_text: str) -> list[str]:
     """The commands of a section's first ```sh block: one per line, comments dropped."""
-    m = re.search(r"^```sh\n(.*?)^```", section_text, re.S | re.M)
+    m = re.search(r"^([ \t]*)```sh\n(.*?)^\1```", section_text, re.S | re.M)  # a list's too
     assert m, "no ```sh block in the section"
     out = []
-    for line in m.group(1).splitlines():
+    for line in m.group(2).splitlines():
+        line = line.removeprefix(m.group(1))
         words = shlex.split(line, comments=True)
         if not words:
             continue
@@ -106,10 +112,12 @@ class Walker:
         return {"HOME": str(self.home), "PATH": "/usr/local/bin:/usr/bin:/bin",
                 "USER": self.name, "LOGNAME": self.name, "LANG": "C.UTF-8"}
 
-    def sh(self, command: str, timeout: int = 300) -> subprocess.CompletedProcess:
+    def sh(self, command: str, timeout: int = 300, env: dict | None = None
+           ) -> subprocess.CompletedProcess:
         as_user = {} if self.uid == 0 else {"user": self.uid, "group": self.gid,
                                             "extra_groups": []}
-        return subprocess.run(["/bin/sh", "-c", command], cwd=str(self.app), env=self.env(),
+        return subprocess.run(["/bin/sh", "-c", command], cwd=str(self.app),
+                              env={**self.env(), **(env or {})},
                               capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
                               **as_user)
 
@@ -231,3 +239,47 @@ def test_every_command_of_the_table_works(walker, source_dir):
     r = walker.sh(f"agent-boundary --session-dir {s} status")
     assert r.stdout.startswith("profile default state on"), r.stdout
     assert (walker.app / "profile.schema.json").stat().st_size > 0
+
+
+def test_claude_plugin_steps_as_written(walker, source_dir):
+    """README's Claude Code steps as written (the marketplace path is the one placeholder),
+    as root and as an unprivileged user, against the default install: the plugin ends up
+    enabled, and that user's next real `claude -p` session (driven by the local scripted
+    model server) runs Bash inside the boundary: the secret stays out, a harmless command
+    runs in the project."""
+    commands = sh_commands(section(readme(source_dir), "Claude Code"))
+    assert any(c.startswith("claude plugin enable ") for c in commands), commands
+    claude_dir = Path(claude_bin()).parent
+    # The user's own copy of the repository's marketplace, as a clone of theirs would be.
+    market = make_marketplace(walker.home / "src" / "agent-boundary", source_dir)
+    for dirpath, dirnames, filenames in os.walk(market):
+        for n in [dirpath, *(os.path.join(dirpath, f) for f in dirnames + filenames)]:
+            os.lchown(n, walker.uid, walker.gid)
+    env = {"PATH": f"{claude_dir}:/usr/local/bin:/usr/bin:/bin", "DISABLE_AUTOUPDATER": "1",
+           "DISABLE_TELEMETRY": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+           "DISABLE_ERROR_REPORTING": "1"}
+    for command in commands:
+        written = command.replace("/path/to/agent-boundary", str(market))
+        r = walker.sh(written, env=env, timeout=120)
+        assert r.returncode == 0, f"`{written}` as {walker.name}:\n{r.stdout}{r.stderr}"
+    r = walker.sh("claude plugin list", env=env, timeout=120)
+    assert "agent-boundary@agent-boundary" in r.stdout and "enabled" in r.stdout.lower(), r.stdout
+    script = [tool("Bash", command="cat ~/.ssh/id_rsa"),
+              tool("Bash", command="echo walked > walked.txt"), "done"]
+    with ModelServer(script) as server:
+        # bypassPermissions: Claude's own permission checks out of the way (without the
+        # plugin the `cat` would print the key), so the boundary alone keeps the secret out.
+        r = walker.sh("claude -p 'follow the script' --output-format stream-json --verbose "
+                      "--permission-mode bypassPermissions",
+                      env={**env, "ANTHROPIC_BASE_URL": server.url, "IS_SANDBOX": "1",
+                           "ANTHROPIC_API_KEY": "sk-ant-walkthrough-fake"}, timeout=240)
+        out = r.stdout + r.stderr
+        assert r.returncode == 0, out[-3000:]
+        assert SSH_SECRET not in out
+        stolen = server.result(0)
+        assert SSH_SECRET not in stolen.text and stolen.is_error, stolen
+        assert not server.result(1).is_error, server.result(1)
+    # It ran inside the user's project, through the boundary the plugin created.
+    assert (walker.app / "walked.txt").read_text() == "walked\n"
+    sessions = walker.home / ".local" / "state" / "agent-boundary" / "sessions"
+    assert sessions.is_dir() and any(sessions.iterdir()), "SessionStart created no session"
