@@ -287,6 +287,7 @@ Decision decide_path(const ToolCall& call, const HookContext& ctx, const LoadedS
                 " reload`");
   // Held paths (git config and hooks, submodules, agent and tool configs) are refused by
   // name, with the key that would open them, before the probe (which refuses them too).
+#ifndef AB_MUTANT_MOUNT_PROTECTION  // mutant (tests/mutation only): held paths not refused
   if (access != Access::read) {
     const protect::HeldState held = protect::read_held_state(s.dir);
     if (const auto* h = protect::held_entry_for(held, canonical)) {
@@ -297,6 +298,7 @@ Decision decide_path(const ToolCall& call, const HookContext& ctx, const LoadedS
                   (group ? std::string(" (cost: ") + group->cost + ")" : std::string()));
     }
   }
+#endif
 
   const auto backend = ctx.backend_for(c);
   ProbeRequest req{SessionView{s.dir, c.workdir, c.backend_executable}, call.cwd, canonical, access,
