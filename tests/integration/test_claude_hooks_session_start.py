@@ -200,6 +200,9 @@ def test_plugin_root_stays_pinned_after_reload(world, claude):
 def test_self_test_passes_quietly(world, claude):
     r = claude.session_start(session_id("selftest"))
     assert_ok(r)
+    # Quiet because it passed, not because no session (and so no self-test) was made.
+    assert (claude.session_dir("selftest") / "boundary.json").is_file(), r.stderr
+    assert "could not" not in r.stderr, r.stderr
     assert "WARNING" not in r.stderr, r.stderr
     assert "self-test" not in r.stderr, r.stderr
     assert "NOT sandboxed" not in r.stderr, r.stderr
