@@ -316,6 +316,9 @@ def test_background_processes_stop_for_a_file_tool_and_resume_after(claude, swap
     race = Race(claude, backend, swapper_bin, "hold")
     try:
         pid = background_pid(race, "hold")
+        deadline = time.monotonic() + 10  # it may still be running up to its `sleep`
+        while proc_state(pid) == "R" and time.monotonic() < deadline:
+            time.sleep(0.01)
         assert proc_state(pid) == "S"
         f = race.dir / "f"
         f.write_text(BENIGN)
