@@ -285,9 +285,9 @@ Decision decide_path(const ToolCall& call, const HookContext& ctx, const LoadedS
     return deny(label + ": the session's pinned " + damaged.front() +
                 " is missing or unreadable; run `agent-boundary --session-dir " + s.dir +
                 " reload`");
+#ifndef AB_MUTANT_MOUNT_PROTECTION  // mutant (tests/mutation only): held paths not refused
   // Held paths (git config and hooks, submodules, agent and tool configs) are refused by
   // name, with the key that would open them, before the probe (which refuses them too).
-#ifndef AB_MUTANT_MOUNT_PROTECTION  // mutant (tests/mutation only): held paths not refused
   if (access != Access::read) {
     const protect::HeldState held = protect::read_held_state(s.dir);
     if (const auto* h = protect::held_entry_for(held, canonical)) {
