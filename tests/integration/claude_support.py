@@ -187,11 +187,11 @@ class Claude:
                 "hook_event_name": "PreToolUse", "tool_name": tool, "tool_input": tool_input,
                 "tool_use_id": "toolu_01TEST"}
 
-    def raw(self, text: str | bytes, env=None, timeout=60) -> Hook:
-        """Run the PreToolUse hook with `text` (str, or bytes sent as they are) on stdin."""
+    def raw(self, text: str | bytes, env=None, timeout=60, event="PreToolUse") -> Hook:
+        """Run the `event` hook with `text` (str, or bytes sent as they are) on stdin."""
         data = text if isinstance(text, bytes) else text.encode()
         t0 = time.monotonic()
-        r = subprocess.run([self.world.ab_bin, "claude", "hook", "PreToolUse"],
+        r = subprocess.run([self.world.ab_bin, "claude", "hook", event],
                            cwd=str(self.world.wt), env=self.full_env(env), input=data,
                            capture_output=True, timeout=timeout)
         elapsed = time.monotonic() - t0
@@ -223,14 +223,7 @@ class Claude:
         allowed tool ran. It releases the session's processes that the PreToolUse held."""
         payload = {**self.payload(sid, tool, tool_input, cwd), "hook_event_name": event,
                    "tool_response": {}}
-        data = json.dumps(payload).encode()
-        t0 = time.monotonic()
-        r = subprocess.run([self.world.ab_bin, "claude", "hook", event], cwd=str(self.world.wt),
-                           env=self.full_env(), input=data, capture_output=True, timeout=60)
-        r = subprocess.CompletedProcess(r.args, r.returncode,
-                                        r.stdout.decode("utf-8", "replace"),
-                                        r.stderr.decode("utf-8", "replace"))
-        return Hook(r, time.monotonic() - t0, data.decode())
+        return self.raw(json.dumps(payload), event=event)
 
     # -- running what the hook returned ----------------------------------------------------
 
