@@ -103,9 +103,13 @@ class Walker:
         (aws / "credentials").write_text(f"[default]\naws_secret_access_key = {AWS_SECRET}\n")
         (self.app / "Makefile").write_text("test:\n\t@echo app tests pass > test-result.txt\n")
         os.chmod(ssh, 0o700)
-        for dirpath, dirnames, filenames in os.walk(root):
+        self.give(root)
+
+    def give(self, tree: Path) -> None:
+        """Make everything under `tree` this user's."""
+        for dirpath, dirnames, filenames in os.walk(tree):
             for n in [dirpath, *(os.path.join(dirpath, f) for f in dirnames + filenames)]:
-                os.lchown(n, uid, gid)
+                os.lchown(n, self.uid, self.gid)
 
     def env(self) -> dict:
         # What a login shell of a new user has; no AGENT_BOUNDARY_* variables.
@@ -252,9 +256,7 @@ def test_claude_plugin_steps_as_written(walker, source_dir):
     claude_dir = Path(claude_bin()).parent
     # The user's own copy of the repository's marketplace, as a clone of theirs would be.
     market = make_marketplace(walker.home / "src" / "agent-boundary", source_dir)
-    for dirpath, dirnames, filenames in os.walk(market):
-        for n in [dirpath, *(os.path.join(dirpath, f) for f in dirnames + filenames)]:
-            os.lchown(n, walker.uid, walker.gid)
+    walker.give(market)
     env = {"PATH": f"{claude_dir}:/usr/local/bin:/usr/bin:/bin", "DISABLE_AUTOUPDATER": "1",
            "DISABLE_TELEMETRY": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
            "DISABLE_ERROR_REPORTING": "1"}
