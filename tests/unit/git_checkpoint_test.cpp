@@ -1,12 +1,20 @@
 // The git config parser and sanitiser, the index's gitlink reader and the checkpoint that
 // neutralises what a sandbox planted in nested git dirs (issue 12).
+#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <fstream>
+#include <iterator>
+#include <thread>
 
 #include "agent_boundary/error.hpp"
 #include "git/git_config.hpp"
 #include "git/git_index.hpp"
+#include "git/mapped_file.hpp"
 #include "protect/checkpoint.hpp"
 #include "protect/held_state.hpp"
 #include "secure_file.hpp"
@@ -104,6 +112,70 @@ TEST(GitIndex, MissingIndexHasNoGitlinksAndGarbageIsAnError) {
   TestWorld w;
   EXPECT_TRUE(git::read_gitlinks(w.path("none")).paths.empty());
   EXPECT_THROW(git::read_gitlinks(w.file("bad", "not an index at all, certainly")), Error);
+}
+
+TEST(MappedFile, AReadOfPagesTheFileLostReturnsFalseInsteadOfKillingTheProcess) {
+  TestWorld w;
+  const std::string f = w.file("big", std::string(1 << 16, 'x'));
+  const int fd = ::open(f.c_str(), O_RDWR | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  git::MappedFile map(fd, 1 << 16, f.c_str());
+  const auto sum_all = [](void* arg, const unsigned char* d, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) *static_cast<std::size_t*>(arg) += d[i];
+  };
+  std::size_t sum = 0;
+  EXPECT_TRUE(map.read(sum_all, &sum));
+  EXPECT_EQ(sum, std::size_t(1 << 16) * 'x');
+  ASSERT_EQ(::ftruncate(fd, 100), 0);  // what a sandbox can do to the index mid-read
+  ::close(fd);
+  EXPECT_FALSE(map.read(sum_all, &sum));
+  // The guard is gone after the read: the process's own SIGBUS disposition is back.
+  struct sigaction now {};
+  ::sigaction(SIGBUS, nullptr, &now);
+  EXPECT_EQ(now.sa_handler, SIG_DFL);
+}
+
+// A sandboxed process truncating and restoring the index while the checkpoint reads it:
+// every read either sees the gitlink or refuses; none crashes the hook.
+TEST(GitIndex, AnIndexTruncatedWhileReadIsReadAgainOrRefusedNeverACrash) {
+  TestWorld w;
+  const std::string wd = w.dir("wd");
+  run_git(wd, {"init", "-q"});
+  for (int i = 0; i < 3000; ++i) w.file("wd/f" + std::to_string(i));
+  const std::string sub = w.dir("wd/sub");
+  run_git(sub, {"init", "-q"});
+  run_git(sub, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m",
+                "c"});
+  run_git(wd, {"add", "-A"});
+  const std::string index = wd + "/.git/index";
+  std::ifstream in(index, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), {});
+  ASSERT_GT(bytes.size(), 100000u);
+  std::atomic<bool> done{false};
+  std::thread truncator([&] {
+    const int fd = ::open(index.c_str(), O_RDWR | O_CLOEXEC);
+    while (fd >= 0 && !done) {
+      if (::ftruncate(fd, 4096) != 0 ||
+          ::pwrite(fd, bytes.data(), bytes.size(), 0) != ssize_t(bytes.size()))
+        break;
+      ::usleep(300);  // whole for a while, so some reads see it so
+    }
+    if (fd >= 0) ::close(fd);
+  });
+  int seen = 0, refused = 0;
+  for (int i = 0; i < 300; ++i) {
+    try {
+      const auto links = git::read_gitlinks(index);
+      EXPECT_EQ(links.paths, std::vector<std::string>{"sub"});
+      ++seen;
+    } catch (const Error&) {
+      ++refused;
+    }
+  }
+  done = true;
+  truncator.join();
+  EXPECT_EQ(seen + refused, 300);
+  EXPECT_GT(seen, 0);
 }
 
 TEST(Checkpoint, NeutralisesANestedRepositoryAddedAsAGitlink) {

@@ -4,14 +4,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "agent_boundary/error.hpp"
+#include "git/mapped_file.hpp"
 
 namespace agent_boundary::git {
 namespace {
@@ -30,169 +31,169 @@ std::uint16_t be16(const unsigned char* p) { return std::uint16_t((p[0] << 8) | 
                     "run `git status` on the host to let git rewrite it, or remove it");
 }
 
-// The index, read forward through one small buffer: a fresh 10 MB buffer costs more in
-// page faults than the parse, and a mapping could fault if the sandbox truncates the file.
-class Stream {
- public:
-  Stream(int fd, std::string file) : fd_(fd), file_(std::move(file)) {}
-  ~Stream() { ::close(fd_); }
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
+constexpr std::size_t kMaxName = 1 << 16;
 
-  // The next `n` bytes (valid until the next call); throws when the file ends first.
-  const unsigned char* need(std::size_t n) {
-    if (end_ - pos_ < n) fill(n);
-    return buf_.data() + pos_;
+// What one pass over the mapped index builds. Plain data: the pass runs under
+// MappedFile::read, which leaves it by a longjmp if the sandbox truncates the file.
+struct Scan {
+  std::size_t hash_len = 20;
+  std::vector<std::string>* paths = nullptr;
+  const char* error = nullptr;  // static text: why the index is not understood
+  std::uint32_t version = 0;
+  bool linked = false;  // a `link` extension: a split index
+  unsigned char link_hash[32] = {};
+  std::size_t name_len = 0;  // version 4: the previous name, names are stored against it
+  char name[kMaxName] = {};
+};
+
+// The whole index in one pass, bounds-checked against `size`; gitlink names are copied
+// into `s.name` before they become strings, so no allocation reads the mapping.
+void scan_index(void* arg, const unsigned char* d, std::size_t size) {
+  Scan& s = *static_cast<Scan*>(arg);
+  if (size < 12 || std::memcmp(d, "DIRC", 4) != 0) {
+    s.error = "no index signature";
+    return;
   }
-  // Like need(), but returns nullptr at the end of the file instead of throwing.
-  const unsigned char* want(std::size_t n) {
-    if (end_ - pos_ < n) fill(n, false);
-    return end_ - pos_ < n ? nullptr : buf_.data() + pos_;
+  s.version = be32(d + 4);
+  if (s.version < 2 || s.version > 4) {
+    s.error = "an index version other than 2, 3 or 4";
+    return;
   }
-  void skip(std::size_t n) {
-    if (end_ - pos_ >= n) {
-      pos_ += n;
+  const std::uint32_t count = be32(d + 8);
+  const std::size_t fixed = 40 + s.hash_len + 2;  // stat data, hash, flags
+  std::size_t pos = 12;                           // invariant: pos <= size
+  for (std::uint32_t n = 0; n < count; ++n) {
+    if (size - pos < fixed + 2) {
+      s.error = "truncated";
       return;
     }
-    n -= end_ - pos_;
-    pos_ = end_;
-    while (n > 0) {
-      const std::size_t step = std::min(n, kChunk);
-      need(step);
-      pos_ += step;
-      n -= step;
-    }
-  }
-  // The bytes up to the next NUL (consumed with it), appended to `out`.
-  void append_until_nul(std::string& out) {
-    for (;;) {
-      const std::size_t avail = end_ - pos_;
-      const unsigned char* p = buf_.data() + pos_;
-      if (const void* nul = avail ? std::memchr(p, 0, avail) : nullptr) {
-        const std::size_t len = static_cast<const unsigned char*>(nul) - p;
-        out.append(reinterpret_cast<const char*>(p), len);
-        pos_ += len + 1;
+    const unsigned char* e = d + pos;
+    __builtin_prefetch(e + 2048);
+    const bool gitlink = (be32(e + 24) & kTypeMask) == kGitlink;
+    const std::uint16_t flags = be16(e + 40 + s.hash_len);
+    std::size_t head = fixed;
+    if (flags & 0x4000) {
+      if (s.version < 3) {
+        s.error = "extended flags in a version 2 index";
         return;
       }
-      if (avail >= kMaxName) bad(file_, "a name without an end");
-      fill(avail + 1);
+      head += 2;
     }
+    if (s.version == 4) {
+      // varint: how many bytes to drop from the previous name, then the NUL-ended rest.
+      std::size_t p = pos + head;
+      if (p >= size) {
+        s.error = "truncated";
+        return;
+      }
+      unsigned char c = d[p++];
+      std::size_t strip = c & 0x7f;
+      while (c & 0x80) {
+        if (strip > (SIZE_MAX >> 8) || p >= size) {
+          s.error = "bad name prefix";
+          return;
+        }
+        c = d[p++];
+        strip = ((strip + 1) << 7) | (c & 0x7f);
+      }
+      const void* nul = strip <= s.name_len ? std::memchr(d + p, 0, size - p) : nullptr;
+      const std::size_t len = nul ? static_cast<const unsigned char*>(nul) - (d + p) : 0;
+      const std::size_t keep = s.name_len - strip;
+      if (!nul || keep + len > kMaxName) {
+        s.error = "bad name";
+        return;
+      }
+      std::memcpy(s.name + keep, d + p, len);
+      s.name_len = keep + len;
+      if (gitlink) s.paths->emplace_back(s.name, s.name_len);
+      pos = p + len + 1;
+      continue;
+    }
+    std::size_t len = flags & 0x0fff;
+    if (len == 0x0fff) {  // a long name: its length is where its NUL is
+      const void* nul = size - pos > head ? std::memchr(e + head, 0, size - pos - head) : nullptr;
+      if (!nul) {
+        s.error = "a name without an end";
+        return;
+      }
+      len = static_cast<const unsigned char*>(nul) - (e + head);
+    }
+    const std::size_t entry = (head + len + 8) & ~std::size_t(7);  // padded with 1-8 NULs
+    if (size - pos < entry || len > kMaxName) {
+      s.error = "truncated";
+      return;
+    }
+    if (gitlink) {
+      std::memcpy(s.name, e + head, len);
+      s.paths->emplace_back(s.name, len);
+    }
+    pos += entry;
   }
-
- private:
-  static constexpr std::size_t kChunk = 1 << 17;
-  static constexpr std::size_t kMaxName = 1 << 16;
-  void fill(std::size_t n, bool required = true) {
-    if (pos_ > 0) {
-      std::memmove(buf_.data(), buf_.data() + pos_, end_ - pos_);
-      end_ -= pos_;
-      pos_ = 0;
+  // Extensions: only `link` (split index) matters, for the shared part's entries. The
+  // trailing checksum looks like a short extension and ends the loop.
+  while (size - pos >= 8 + s.hash_len + 1) {
+    const unsigned char* x = d + pos;
+    const std::uint32_t ext_size = be32(x + 4);
+    if (std::memcmp(x, "link", 4) == 0 && ext_size >= s.hash_len) {
+      std::memcpy(s.link_hash, x + 8, s.hash_len);
+      s.linked = true;
     }
-    if (buf_.size() < std::max(n, kChunk)) buf_.resize(std::max(n, kChunk) * 2);
-    while (end_ < n || end_ < kChunk) {
-      const ssize_t r = ::read(fd_, buf_.data() + end_, buf_.size() - end_);
-      if (r < 0 && errno == EINTR) continue;
-      if (r <= 0) break;
-      end_ += static_cast<std::size_t>(r);
-    }
-    if (required && end_ < n) bad(file_, "truncated");
+    pos += 8;
+    if (size - pos < ext_size) break;
+    pos += ext_size;
   }
-  int fd_;
-  std::string file_;
-  std::vector<unsigned char> buf_;
-  std::size_t pos_ = 0, end_ = 0;
-};
+}
 
 }  // namespace
 
 IndexGitlinks read_gitlinks(const std::string& file, std::size_t hash_len) {
   IndexGitlinks out;
-  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-  if (fd < 0) {
-    if (errno == ENOENT) return out;
-    bad(file, std::strerror(errno));
-  }
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    bad(file, "not a regular file");
-  }
-  if (st.st_size > (off_t(1) << 30)) {  // git's own limit is far below; a sparse decoy
-    ::close(fd);
-    bad(file, "larger than 1 GB");
-  }
-  Stream in(fd, file);
-  const unsigned char* h = in.need(12);
-  if (std::memcmp(h, "DIRC", 4) != 0) bad(file, "no index signature");
-  const std::uint32_t version = be32(h + 4);
-  if (version < 2 || version > 4) bad(file, "index version " + std::to_string(version));
-  const std::uint32_t count = be32(h + 8);
-  in.skip(12);
-  const std::size_t fixed = 40 + hash_len + 2;  // stat data, hash, flags
-  std::string prev;                             // v4: names are stored relative to the previous one
-  for (std::uint32_t n = 0; n < count; ++n) {
-    const unsigned char* e = in.need(fixed + 2);
-    const bool gitlink = (be32(e + 24) & kTypeMask) == kGitlink;
-    const std::uint16_t flags = be16(e + 40 + hash_len);
-    std::size_t head = fixed;
-    if (flags & 0x4000) {
-      if (version < 3) bad(file, "extended flags in a version 2 index");
-      head += 2;
+  if (hash_len != 20 && hash_len != 32) bad(file, "a hash length other than 20 or 32");
+  auto scan = std::make_unique<Scan>();
+  scan->hash_len = hash_len;
+  // A sandbox that truncates the index while we read it faults the mapping: read again
+  // (the file it leaves is what git will read). One that keeps doing so gets a refusal.
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0) {
+      if (errno == ENOENT) return out;
+      bad(file, std::strerror(errno));
     }
-    if (version == 4) {
-      in.skip(head);
-      // varint: how many bytes to drop from the previous name, then the NUL-ended rest.
-      const unsigned char* v = in.need(1);
-      unsigned char c = *v;
-      in.skip(1);
-      std::size_t strip = c & 0x7f;
-      while (c & 0x80) {
-        if (strip > (SIZE_MAX >> 8)) bad(file, "bad name prefix");
-        c = *in.need(1);
-        in.skip(1);
-        strip = ((strip + 1) << 7) | (c & 0x7f);
-      }
-      if (strip > prev.size()) bad(file, "bad name prefix");
-      prev.resize(prev.size() - strip);
-      in.append_until_nul(prev);
-      if (gitlink) out.paths.push_back(prev);
-    } else {
-      std::size_t len = flags & 0x0fff;
-      if (len == 0x0fff) {
-        in.skip(head);
-        std::string name;
-        in.append_until_nul(name);
-        len = name.size();
-        if (gitlink) out.paths.push_back(name);
-        // Padding: 1-8 NULs in all, one of which append_until_nul() took.
-        in.skip(((head + len + 8) & ~std::size_t(7)) - head - len - 1);
-        continue;
-      }
-      const std::size_t size = (head + len + 8) & ~std::size_t(7);  // padded with 1-8 NULs
-      const unsigned char* whole = in.need(size);
-      if (gitlink) out.paths.emplace_back(reinterpret_cast<const char*>(whole + head), len);
-      in.skip(size);
+    struct stat st {};
+    const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    if (!regular || st.st_size < 12 || st.st_size > (off_t(1) << 30)) {
+      ::close(fd);
+      // git's own limit is far below 1 GB: a larger file is a sparse decoy.
+      bad(file, !regular          ? "not a regular file"
+                : st.st_size < 12 ? "truncated"
+                                  : "larger than 1 GB");
     }
-  }
-  // Extensions: only `link` (split index) matters, for the shared part's entries. The
-  // trailing checksum looks like a short extension and ends the loop.
-  while (const unsigned char* x = in.want(8 + hash_len + 1)) {
-    const std::uint32_t ext_size = be32(x + 4);
-    if (std::memcmp(x, "link", 4) == 0 && ext_size >= hash_len) {
-      const unsigned char* sha = in.need(8 + hash_len) + 8;
+    std::unique_ptr<MappedFile> map;
+    try {
+      map = std::make_unique<MappedFile>(fd, static_cast<std::size_t>(st.st_size), file.c_str());
+    } catch (...) {
+      ::close(fd);
+      throw;
+    }
+    ::close(fd);
+    out.paths.clear();
+    scan->paths = &out.paths;
+    scan->error = nullptr;
+    scan->linked = false;
+    scan->name_len = 0;
+    if (!map->read(scan_index, scan.get())) continue;
+    if (scan->error) bad(file, scan->error);
+    if (scan->linked) {
       static const char* hex = "0123456789abcdef";
-      std::string name = "sharedindex.";
+      out.shared_index = "sharedindex.";
       for (std::size_t i = 0; i < hash_len; ++i) {
-        name += hex[sha[i] >> 4];
-        name += hex[sha[i] & 15];
+        out.shared_index += hex[scan->link_hash[i] >> 4];
+        out.shared_index += hex[scan->link_hash[i] & 15];
       }
-      out.shared_index = name;
     }
-    in.skip(8);
-    if (!in.want(ext_size)) break;
-    in.skip(ext_size);
+    return out;
   }
-  return out;
+  bad(file, "it kept changing while it was read");
 }
 
 }  // namespace agent_boundary::git
