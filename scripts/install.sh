@@ -32,7 +32,7 @@ elapsed() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
 started=$SECONDS
 
 # A long step: its output goes to a log; every 30 s one line says it is still running and
-# what it printed last (a 13-minute nono build must not look like a hang). On failure the
+# what it printed last (a 24-minute nono build must not look like a hang). On failure the
 # end of the log is shown.
 long_step() {  # label command...
   local label=$1; shift
@@ -63,7 +63,7 @@ debian_packages=(
   build-essential cmake ninja-build pkg-config git clang clang-format
   libboost-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libspdlog-dev
   libgtest-dev libgmock-dev googletest
-  python3 python3-pytest hyperfine
+  python3 python3-pytest python3-pytest-xdist hyperfine
   awscli gh   # the credential exporters (aws.profile, github.push); tests use the real ones
   nodejs bubblewrap socat ripgrep  # the srt backend (Node script, bwrap, socat proxies, rg)
   podman runc debootstrap       # the devcontainer backend and its locally built base image
@@ -88,6 +88,7 @@ fi
 # prefix's bin, a directory no sandbox may write, so it can be pinned safely. A user
 # installing into ~/.local reuses the one root installed in /usr/local/bin (agent-boundary
 # looks there after its own directory).
+nono_build=""
 nono_version() { "$1" --version 2>/dev/null | awk '{print $2}'; }
 if [ "$(nono_version "$prefix/bin/nono")" = "$NONO_VERSION" ]; then
   say "nono $NONO_VERSION: already in $prefix/bin"
@@ -99,9 +100,22 @@ else
     say "  curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal && . ~/.cargo/env"
     exit 1
   }
-  long_step "building nono $NONO_VERSION (cargo install nono-cli --locked; ~13 min on 2 cores)" \
-    cargo install nono-cli --version "$NONO_VERSION" --locked --root "$prefix"
+  # The longest step by far (~24 min on 2 cores, from scratch): it builds while the steps
+  # below download and build, and is waited for before anything needs it.
+  long_step "building nono $NONO_VERSION (cargo install nono-cli --locked; ~24 min on 2 cores, alongside the next steps)" \
+    cargo install nono-cli --version "$NONO_VERSION" --locked --root "$prefix" &
+  nono_build=$!
+  # If a later step fails, the build goes with it.
+  trap 'if [ -n "$nono_build" ]; then pkill -TERM -P "$nono_build"; kill "$nono_build"; fi 2>/dev/null' EXIT
 fi
+nono_ready() {
+  [ -n "$nono_build" ] || return 0
+  say "waiting for the nono build ..."
+  local rc=0
+  wait "$nono_build" || rc=$?
+  nono_build=""
+  [ "$rc" = 0 ] || exit "$rc"
+}
 
 # npm: Debian's `npm` package, unless the installed nodejs brings its own (NodeSource's
 # nodejs conflicts with Debian's npm).
@@ -148,6 +162,7 @@ else
 fi
 
 if [ "$deps_only" = 1 ]; then
+  nono_ready
   say "dependencies ready in $(elapsed $((SECONDS - started)))"
   exit 0
 fi
@@ -158,6 +173,7 @@ long_step "configuring agent-boundary (Release) in $build" \
   -DAB_WERROR="${AB_WERROR:-OFF}" -DCMAKE_INSTALL_PREFIX="$prefix"
 long_step "building agent-boundary" cmake --build "$build"
 long_step "installing agent-boundary into $prefix" cmake --install "$build"
+nono_ready
 say "installed in $(elapsed $((SECONDS - started))): $prefix/bin/agent-boundary"
 "$prefix/bin/agent-boundary" plugins
 case ":$PATH:" in

@@ -6,6 +6,7 @@
 #   unit         GoogleTest through ctest
 #   clang        Clang build of everything (Release, warnings are errors) and its unit tests
 #   integration  pytest driving the staged install with the real nono, srt and podman
+#                (test files spread over 2 workers)
 # and last, once those have ended:
 #   mutation     tests/mutation/run.sh: every protection test must fail against a copy of
 #                the install with that protection disabled
@@ -66,11 +67,15 @@ phase_clang() {
   ctest --test-dir "$dir" --output-on-failure -j2 -LE packaging  # packaging: once, with GCC
 }
 
+# pytest-xdist runs the test files on AB_TEST_WORKERS workers (default 2), a file's tests
+# on one worker in order: most of the suite's time is spent waiting on sandboxes, agents and
+# containers, not computing, and each test has its own world.
 phase_integration() {
   local python=python3
-  "$python" -c 'import pytest' 2>/dev/null || python=/usr/bin/python3
+  "$python" -c 'import pytest, xdist' 2>/dev/null || python=/usr/bin/python3
   AB_PREFIX="$stage" AB_BUILD_DIR="$build" AB_SOURCE_DIR="$repo" \
-    "$python" -m pytest -q -p no:cacheprovider -rs --durations=10 "$repo/tests/integration"
+    "$python" -m pytest -q -p no:cacheprovider -rs --durations=15 \
+    -n "${AB_TEST_WORKERS:-2}" --dist loadfile "$repo/tests/integration"
 }
 
 phase_mutation() {
