@@ -42,6 +42,8 @@ struct ToolConfig {
   bool dir;
   const char* read_by;
 };
+// Core's, not the harness plugins': it holds the files of every tool that may run on this
+// machine later, agents without an installed plugin included.
 const std::vector<ToolConfig>& tool_configs();
 
 }  // namespace agent_boundary::protect
