@@ -202,6 +202,10 @@ Decision decide_shell(const ToolCall& call, const HookContext& ctx, const Loaded
   const BoundaryConfig& c = *s.config;
   if (is_wrapped_command(call.command, c.agent_boundary, s.dir))
     return make(Decision::Verdict::allow, "[gate] already sandboxed with " + c.backend);
+#ifdef AB_MUTANT_SHELL_WRAPPED
+  // mutant (tests/mutation only, never installed): the command runs as the agent wrote it
+  return make(Decision::Verdict::allow, "[gate] mutant: not wrapped");
+#endif
   // Which credentials the launcher will inject, or why not (from the caches' metadata
   // only: the hook never exports and never shows a value).
   std::string notes;
@@ -262,6 +266,11 @@ Decision decide_path(const ToolCall& call, const HookContext& ctx, const LoadedS
   const std::string canonical = resolve_existing_prefix(lexical);
   const Access access = search ? Access::read : call.access;
   const std::string label = "[gate] " + call.tool_name + " " + asked;
+#ifdef AB_MUTANT_FILE_GATE
+  // mutant (tests/mutation only, never installed): every path allowed, nothing asked
+  hold.keep();
+  return make(Decision::Verdict::allow, label + ": mutant: not probed");
+#endif
 
   // Kept even though the policy denies these too, so the protection does not depend on
   // the policy's contents; self_edit opens the policy, never the code hooks run.

@@ -12,6 +12,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <string_view>
@@ -87,6 +88,32 @@ int probe_absent_write(const std::string& path) {
   return denied(err);
 }
 
+#ifdef AB_MUTANT_PROBE
+// Mutant only: whether an ancestor is the SessionStart hook, whose enforcement self-test is
+// a protection of its own (the `self-test` mutant); this mutant leaves it alone.
+bool under_session_start() {
+  pid_t pid = ::getppid();
+  for (int depth = 0; depth < 8 && pid > 1; ++depth) {
+    const std::string proc = "/proc/" + std::to_string(pid);
+    std::FILE* f = std::fopen((proc + "/cmdline").c_str(), "r");
+    if (!f) return false;
+    std::string cmd = " ";
+    for (int c; (c = std::fgetc(f)) != EOF;) cmd += c ? static_cast<char>(c) : ' ';
+    std::fclose(f);
+    if (cmd.find(" hook SessionStart ") != std::string::npos) return true;
+    f = std::fopen((proc + "/stat").c_str(), "r");
+    if (!f) return false;
+    std::string stat;
+    for (int c; (c = std::fgetc(f)) != EOF;) stat += static_cast<char>(c);
+    std::fclose(f);
+    const auto close = stat.rfind(')');
+    if (close == std::string::npos || close + 4 >= stat.size()) return false;
+    pid = static_cast<pid_t>(std::atoi(stat.c_str() + close + 4));  // ") S PPID"
+  }
+  return false;
+}
+#endif
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -94,9 +121,11 @@ int main(int argc, char** argv) {
     return answer("error", "usage: probe /abs/path read|write|readwrite");
 #ifdef AB_MUTANT_PROBE
   // mutant (tests/mutation only, never installed): asks nothing, except for session
-  // creation's check that installed code is unwritable (so the tests get a session and
-  // their own assertions meet the mutant, instead of all failing at setup).
-  if (std::string_view(argv[1]).find("/.agent-boundary-write-check-") == std::string_view::npos)
+  // creation's check that installed code is unwritable and the SessionStart self-test (so
+  // the tests get a session and their own assertions meet the mutant, instead of all
+  // failing at setup).
+  if (std::string_view(argv[1]).find("/.agent-boundary-write-check-") == std::string_view::npos &&
+      !under_session_start())
     return answer("allowed");
 #endif
   const std::string path = argv[1];

@@ -77,6 +77,11 @@ def pytest_addoption(parser):
 
 
 def protections_of(item) -> set[str]:
+    # A control arm (a test's parameter id `control`, `control-...`) plays the attack without
+    # agent-boundary to show it works there: it protects nothing, whatever the test's marks.
+    spec = getattr(item, "callspec", None)
+    if spec is not None and "control" in spec.id.split("-"):
+        return set()
     return {name for m in item.iter_markers("protects") for name in m.args}
 
 

@@ -314,7 +314,9 @@ def test_tilde_path_is_not_expanded_into_home(world, claude, sid):
 
 # -- Linux: denies inside the writable workdir (issue 4) ------------------------------------------
 
-@pytest.mark.protects("mount-protection", "probe")
+# Not the probe's: the gate refuses held paths by name before it probes (the mount-protection
+# mutant takes both layers away).
+@pytest.mark.protects("mount-protection")
 def test_claude_settings_in_workdir_are_protected(world, claude, sid):
     # The session created `.claude` and placeholders for both files (issue 4).
     (world.wt / ".claude").mkdir(exist_ok=True)

@@ -37,7 +37,7 @@ def _stderr_lines(r):
 
 # -- creation ----------------------------------------------------------------------------------
 
-@pytest.mark.protects("landlock")
+@pytest.mark.protects("self-test")  # its landlock part is the self-test's verdict
 def test_creates_the_session(world, claude):
     sid = session_id("create")
     r = claude.session_start(sid)
@@ -196,7 +196,7 @@ def test_plugin_root_stays_pinned_after_reload(world, claude):
 
 # -- the enforcement self-test ---------------------------------------------------------------------
 
-@pytest.mark.protects("landlock", "probe")
+@pytest.mark.protects("self-test")
 def test_self_test_passes_quietly(world, claude):
     r = claude.session_start(session_id("selftest"))
     assert_ok(r)
