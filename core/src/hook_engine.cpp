@@ -179,6 +179,16 @@ std::string no_policy_reason(const LoadedSession& s) {
          ". Run `agent-boundary reload`, or restart the session to generate one.";
 }
 
+// A session without a boundary (its start failed, or its files are gone) blocks every call:
+// the harness would otherwise run the tool unsandboxed.
+Decision refuse_without_policy(const LoadedSession& s) {
+#ifdef AB_MUTANT_FAIL_CLOSED
+  // mutant (tests/mutation only, never installed): no policy, no opinion (the tool runs)
+  return make(Decision::Verdict::no_opinion, "");
+#endif
+  return deny(no_policy_reason(s));
+}
+
 Decision decide_shell(const ToolCall& call, const HookContext& ctx, const LoadedSession& s) {
   const std::string cmd = trim(call.command);
   if (is_toggle(cmd)) {
@@ -198,7 +208,7 @@ Decision decide_shell(const ToolCall& call, const HookContext& ctx, const Loaded
   }
   if (cmd.empty()) return deny("[gate] " + call.tool_name + ": empty command");
   if (s.dir.empty()) return deny("[gate] invalid session id");
-  if (!s.config) return deny(no_policy_reason(s));
+  if (!s.config) return refuse_without_policy(s);
   const BoundaryConfig& c = *s.config;
   if (is_wrapped_command(call.command, c.agent_boundary, s.dir))
     return make(Decision::Verdict::allow, "[gate] already sandboxed with " + c.backend);
@@ -256,7 +266,7 @@ Decision decide_path(const ToolCall& call, const HookContext& ctx, const LoadedS
   const bool search = call.tool_class == ToolClass::search;
   if (call.path.empty() && !search) return deny("[gate] " + call.tool_name + ": no path declared");
   if (s.dir.empty()) return deny("[gate] invalid session id");
-  if (!s.config) return deny(no_policy_reason(s));
+  if (!s.config) return refuse_without_policy(s);
   const BoundaryConfig& c = *s.config;
   // From here until the tool has run, no sandboxed process of the session runs: nothing can
   // swap a component of the path between this resolution, the probe and the tool's open.

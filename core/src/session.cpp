@@ -667,6 +667,9 @@ std::string stop_session(const std::string& dir, const Installation& install) {
 BoundaryConfig set_session_state(const std::string& dir, const std::string& state) {
   if (state != "on" && state != "off") throw UsageError("state must be `on` or `off`");
   BoundaryConfig c = read_boundary(dir);
+#ifdef AB_MUTANT_TOGGLE_STATE  // mutant (tests/mutation only): `on` is not written back
+  if (state == "on") return c;
+#endif
   c.state = state;
   write_file_atomic(dir + "/" + kBoundaryFile, boundary_to_json(c));
   return c;

@@ -221,7 +221,9 @@ SessionStartReport start_session(const SessionStartEvent& event,
       if (list_profiles(configured).empty())
         req.profiles_dir = fs::path(install.helper_dir).parent_path().parent_path().string() +
                            "/share/agent-boundary/profiles";
+#ifndef AB_MUTANT_PLUGIN_READ_ONLY  // mutant (tests/mutation only): harness files writable
       req.extra_installation = harness_protected;
+#endif
       const SessionOutcome out = write_session(req, install);
       config = out.config;
       for (const auto& w : out.warnings) report.notes.push_back(w);

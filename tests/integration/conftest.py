@@ -79,10 +79,15 @@ def pytest_addoption(parser):
 def protections_of(item) -> set[str]:
     # A control arm (a test's parameter id `control`, `control-...`) plays the attack without
     # agent-boundary to show it works there: it protects nothing, whatever the test's marks.
+    # `protects(..., only=("bypassPermissions",))` applies to the parameter ids holding one
+    # of those tokens: the other cases have a second layer (the harness's own) that a mutant
+    # of ours cannot switch off.
     spec = getattr(item, "callspec", None)
-    if spec is not None and "control" in spec.id.split("-"):
+    tokens = spec.id.split("-") if spec is not None else []
+    if "control" in tokens:
         return set()
-    return {name for m in item.iter_markers("protects") for name in m.args}
+    return {name for m in item.iter_markers("protects") for name in m.args
+            if not m.kwargs.get("only") or set(m.kwargs["only"]) & set(tokens)}
 
 
 def pytest_collection_modifyitems(config, items):

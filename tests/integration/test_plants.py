@@ -425,6 +425,76 @@ def test_claude_gate_refuses_held_paths_naming_the_key(world, claude, stop_sessi
     allow(claude.read(sid, world.wt / "README.md"))
 
 
+# -- below the root: what exists at session creation, down to srt's depth -----------------------
+
+# Held like the root's, each in its group (the value: the key that opens it).
+NESTED = {
+    "app/.vscode/tasks.json": "allow_tool_config_escape",
+    "app/.mcp.json": "allow_tool_config_escape",
+    "app/web/.envrc": "allow_tool_config_escape",
+    "app/web/.github/hooks/hooks.json": "allow_tool_config_escape",
+    "app/.claude/settings.json": "allow_agent_settings_escape",
+}
+CLONE = "tools/clone"  # a repository kept inside the workdir, untracked by the outer one
+OPEN_ALL = ("allow_tool_config_escape: true\nallow_submodule_escape: true\n"
+            "allow_agent_settings_escape: true\n")
+
+
+def set_up_nested(world, top):
+    for rel in NESTED:
+        (top / rel).parent.mkdir(parents=True, exist_ok=True)
+        (top / rel).write_text("original\n")
+    clone = top / CLONE
+    clone.mkdir(parents=True)
+    world.git("init", "-q", cwd=clone)
+    world.git("commit", "-q", "--allow-empty", "-m", "x", cwd=clone)
+
+
+def nested_attack(m):
+    """Rewrites each held file (in place, renamed over, re-created after a rename away) and
+    plants an fsmonitor and a hook in the nested clone."""
+    writes = "; ".join(f"printf pwned > {rel}" for rel in NESTED)
+    return (writes + "; printf pwned > x && mv -f x app/.mcp.json"
+            "; mv app/web/.envrc envrc.old; printf pwned > app/web/.envrc"
+            f"; git -C {CLONE} config core.fsmonitor '{fsmonitor(m)}'"
+            f"; printf '{hook_script(m)}' > {CLONE}/.git/hooks/pre-commit"
+            f"; chmod +x {CLONE}/.git/hooks/pre-commit; true")
+
+
+@pytest.mark.protects("plants")
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("path", ["run", "claude-hook", "control"])
+def test_configs_and_repositories_below_the_root_are_held(world, claude, stop_sessions, backend,
+                                                          path):
+    m = marker(world)
+    top = world.wt if path == "claude-hook" else world.repo
+    set_up_nested(world, top)
+    cmd = nested_attack(m)
+    if path == "claude-hook":
+        d, sid = claude_session(world, claude, backend, stop_sessions)
+        r = claude.run_rewritten(allow(claude.bash(sid, IDENTITY + cmd)).updated["command"])
+        for rel, key in NESTED.items():
+            for tool in (claude.write, claude.edit):
+                assert key in deny(tool(sid, top / rel)).reason, rel
+        assert "allow_submodule_escape" in \
+            deny(claude.write(sid, top / CLONE / ".git" / "config")).reason
+    else:
+        # The control opens every group: the same attack lands, so the checks can fail.
+        if path == "control":
+            world.profile("open", extra=OPEN_ALL)
+        d = session_for(world, backend, top, stop_sessions,
+                        profile="open" if path == "control" else None)
+        r = world.run_in(d, "/bin/bash", "-c", IDENTITY + cmd, cwd=top, env=ENV)
+    host_git(world, "status", cwd=top / CLONE)
+    host_git(world, "commit", "-q", "--allow-empty", "-m", "host", cwd=top / CLONE)
+    planted = [rel for rel in NESTED if (top / rel).read_text() != "original\n"]
+    if path == "control":
+        assert planted == list(NESTED) and m.exists(), f"{planted}\n{r.stdout}{r.stderr}"
+        return
+    assert not planted, f"{planted} were rewritten:\n{r.stdout}{r.stderr}"
+    assert not m.exists(), f"planted code ran on the host:\n{r.stdout}{r.stderr}"
+
+
 # -- opening a group, and status -------------------------------------------------------------------
 
 @pytest.mark.protects("plants")

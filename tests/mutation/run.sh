@@ -51,7 +51,7 @@ while read -r name protects kind arg1 rest; do
     source-sed)
       src=$dir/src
       mkdir -p "$src"
-      cp -a "$repo/profiles" "$repo/claude-plugin" "$src/"
+      cp -a "$repo/profiles" "$repo/claude-plugin" "$repo/.claude-plugin" "$src/"
       sed -E -i "$rest" "$src/$arg1"
       if cmp -s "$repo/$arg1" "$src/$arg1"; then
         echo "mutation: $name: \`sed -E '$rest'\` no longer changes $arg1; update mutants.tsv"

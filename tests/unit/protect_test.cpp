@@ -6,9 +6,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 
 #include "agent_boundary/error.hpp"
 #include "agent_boundary/process.hpp"
+#include "protect/nested_walk.hpp"
 #include "secure_file.hpp"
 #include "test_world.hpp"
 
@@ -31,6 +33,13 @@ std::vector<std::string> paths(const ProtectPlan& plan, bool pin) {
   for (const auto& m : plan.mounts)
     if (m.pin == pin) out.push_back(m.path);
   return out;
+}
+
+// The key of the group holding `path` in `plan` (a non-pin mount), or "(not held)".
+std::string held_key(const ProtectPlan& plan, const std::string& path) {
+  for (const auto& m : plan.mounts)
+    if (m.path == path && !m.pin) return m.key;
+  return "(not held)";
 }
 
 // The groups issue 4 held (git, agent settings), without submodules and tool configs.
@@ -214,11 +223,7 @@ TEST(ProtectPlan, HoldsProjectHookLocationsSubmodulesAndToolConfigs) {
   w.symlink("wd/opencode.json", "shared.json");
   const auto policy = policy_with(wd);
   const ProtectPlan plan = compute_plan(policy, wd, writable_dirs(policy));
-  const auto key_of = [&](const std::string& p) {
-    for (const auto& m : plan.mounts)
-      if (m.path == p && !m.pin) return m.key;
-    return std::string("(not held)");
-  };
+  const auto key_of = [&](const std::string& p) { return held_key(plan, p); };
   EXPECT_EQ(key_of(wd + "/.husky"), "allow_git_hook_escape");
   EXPECT_EQ(key_of(wd + "/project.gitconfig"), "allow_git_hook_escape");
   EXPECT_EQ(key_of(wd + "/.git/config.worktree"), "allow_git_hook_escape");
@@ -237,6 +242,62 @@ TEST(ProtectPlan, HoldsProjectHookLocationsSubmodulesAndToolConfigs) {
   const ProtectPlan none =
       compute_plan(policy, wd, writable_dirs(policy), {false, false, false, false, {}});
   EXPECT_TRUE(none.empty());
+}
+
+// Below the root, what exists at creation is held in its group down to srt's depth: tool
+// configs, agent settings, and nested repositories' config and hooks (a repository kept
+// inside the workdir, tracked or not). Deeper, absent, or behind a symlink: not held.
+TEST(ProtectPlan, HoldsWhatExistsBelowTheRootDownToTwoLevels) {
+  TestWorld w;
+  const std::string wd = w.dir("wd");
+  w.file("wd/app/.vscode/tasks.json", "{}");
+  w.file("wd/app/web/.envrc", "use nix\n");
+  w.file("wd/app/web/.github/hooks/hooks.json", "{}");
+  w.file("wd/app/web/deep/.envrc", "too deep\n");
+  w.file("wd/app/.claude/settings.json", "{}");
+  w.file("wd/app/node_modules/pkg/.mcp.json", "{}");
+  w.file("wd/outside/.mcp.json", "{}");
+  w.symlink("wd/linked", "outside");
+  const std::string clone = w.dir("wd/tools/clone");
+  run_git(clone, {"init", "-q"});
+  std::filesystem::remove_all(clone + "/.git/hooks");  // absent: held all the same
+  const auto policy = policy_with(wd);
+  const ProtectPlan plan = compute_plan(policy, wd, writable_dirs(policy));
+  const std::vector<std::pair<std::string, std::string>> held = {
+      {"app/.vscode", "allow_tool_config_escape"},
+      {"app/web/.envrc", "allow_tool_config_escape"},
+      {"app/web/.github/hooks", "allow_tool_config_escape"},
+      {"app/.claude", "allow_agent_settings_escape"},
+      {"outside/.mcp.json", "allow_tool_config_escape"},
+      {"tools/clone/.git/config", "allow_submodule_escape"},
+      {"tools/clone/.git/hooks", "allow_submodule_escape"},
+      {"app/web/deep/.envrc", "(not held)"},             // three levels down
+      {"app/node_modules/pkg/.mcp.json", "(not held)"},  // not entered
+      {"linked/.mcp.json", "(not held)"},                // a symlink: not followed
+      {"app/.idea", "(not held)"},                       // absent
+  };
+  for (const auto& [rel, key] : held) EXPECT_EQ(held_key(plan, wd + "/" + rel), key) << rel;
+  EXPECT_THAT(plan.dirs_to_create, ::testing::Contains(clone + "/.git/hooks"));
+  // Absent entries below the root are neither created nor watched.
+  EXPECT_THAT(plan.dirs_to_create, ::testing::Not(::testing::Contains(wd + "/app/.idea")));
+  for (const auto& x : plan.watched) EXPECT_EQ(x.path.rfind(wd + "/app/", 0), std::string::npos);
+  // The groups' keys open the nested entries too.
+  EXPECT_TRUE(
+      compute_plan(policy, wd, writable_dirs(policy), {true, false, false, false, {}}).empty());
+}
+
+TEST(NestedWalk, FindsNamedEntriesOnlyBelowTheRootAndWithinTheLevels) {
+  TestWorld w;
+  const std::string root = w.dir("r");
+  for (const char* rel :
+       {"r/.envrc", "r/a/.envrc", "r/a/b/.envrc", "r/a/b/c/.envrc", "r/.git/x/.envrc"})
+    w.file(rel);
+  const auto found = find_nested(root, {".envrc"});
+  std::vector<std::string> dirs;
+  for (const auto& e : found) dirs.push_back(e.dir);
+  EXPECT_THAT(dirs, ::testing::ElementsAre(root + "/a", root + "/a/b"));
+  EXPECT_THAT(find_nested(root, {".envrc"}, 3), ::testing::SizeIs(3));
+  EXPECT_THAT(find_nested(root + "/missing", {".envrc"}), ::testing::IsEmpty());
 }
 
 TEST(ProtectPlan, JsonRoundTrip) {

@@ -33,10 +33,11 @@ const std::vector<HeldGroupInfo>& all_groups();
 // nullptr when `key` names no group.
 const HeldGroupInfo* group_by_key(std::string_view key);
 
-// A config file or directory of the checkout's root that a tool on the host executes or
-// obeys. Directories are held whole (created empty when absent: git does not see empty
-// directories); files are held when present and moved aside by the checkpoint when they
-// appear during the session.
+// A config file or directory of the checkout that a tool on the host executes or obeys.
+// At the root, directories are held whole (created empty when absent: git does not see
+// empty directories); files are held when present and moved aside by the checkpoint when
+// they appear during the session. Below the root (nested_walk.hpp) only what exists at
+// session creation is held.
 struct ToolConfig {
   const char* path;  // relative to the workdir
   bool dir;

@@ -232,8 +232,10 @@ def test_bash_cannot_plant_a_git_hook(scenario):
 def test_bash_cannot_change_agent_settings(scenario):
     arm, s = scenario
     if blocked(arm):
-        # Unchanged: absent, or the empty placeholder the launcher's protection created.
+        # Unchanged: absent, or the empty placeholder the launcher's protection created. And
+        # never the attack's (the modes share the file: an earlier mode's plant shows here).
         assert s.text("bash_settings") == (s.before["bash_settings"] or b"").decode(), s.run
+        assert "SessionStart" not in s.text("bash_settings"), s.run
     else:
         assert "SessionStart" in s.text("bash_settings")
 
@@ -363,7 +365,9 @@ def test_write_tool_cannot_change_agent_settings(scenario):
 
 
 @arms
-@pytest.mark.protects("protect-git-hooks")
+# Claude Code refuses this Write itself in `default` (`.git/hooks` is a "sensitive file") and
+# in `auto` (offline, its safety check cannot run): only bypassPermissions leaves it to us.
+@pytest.mark.protects("protect-git-hooks", only=("bypassPermissions",))
 def test_write_tool_cannot_plant_a_git_hook(scenario):
     arm, s = scenario
     if blocked(arm):

@@ -133,7 +133,7 @@ def assert_blocked(run, marker, *needles):
     assert not marker.exists(), run
 
 
-@pytest.mark.protects("claude-fail-closed")
+@pytest.mark.protects("hook-guard")
 def test_binary_missing_blocks_every_call(claude_code):
     cc = claude_code
     w = cc.world
@@ -147,7 +147,7 @@ def test_binary_missing_blocks_every_call(claude_code):
     assert_blocked(run, w.wt / "missing", "failing closed")
 
 
-@pytest.mark.protects("claude-fail-closed")
+@pytest.mark.protects("hook-guard")
 def test_unsafe_binary_blocks_every_call(claude_code):
     cc = claude_code
     w = cc.world

@@ -1,0 +1,55 @@
+#include "protect/nested_walk.hpp"
+
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+
+namespace agent_boundary::protect {
+namespace {
+
+struct DirCloser {
+  void operator()(DIR* d) const { ::closedir(d); }
+};
+
+bool is_real_dir(const std::string& parent, const dirent& e) {
+  if (e.d_type == DT_DIR) return true;
+  if (e.d_type != DT_UNKNOWN) return false;  // DT_LNK included: links are not followed
+  struct stat st {};
+  return ::lstat((parent + "/" + e.d_name).c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+void walk(const std::string& dir, int level, int levels, const std::vector<std::string>& names,
+          std::vector<NestedEntry>& out) {
+  std::unique_ptr<DIR, DirCloser> d(::opendir(dir.c_str()));
+  if (!d) return;
+  std::vector<std::string> below;
+  while (const dirent* e = ::readdir(d.get())) {
+    const char* n = e->d_name;
+    if (std::strcmp(n, ".") == 0 || std::strcmp(n, "..") == 0) continue;
+    if (level > 0 && std::find(names.begin(), names.end(), n) != names.end())
+      out.push_back({dir, n});
+    if (level < levels && std::strcmp(n, ".git") != 0 && std::strcmp(n, "node_modules") != 0 &&
+        is_real_dir(dir, *e))
+      below.emplace_back(n);
+  }
+  d.reset();
+  std::sort(below.begin(), below.end());  // a stable order for the plan and its tests
+  for (const auto& b : below) walk(dir + "/" + b, level + 1, levels, names, out);
+}
+
+}  // namespace
+
+std::vector<NestedEntry> find_nested(const std::string& root, const std::vector<std::string>& names,
+                                     int levels) {
+  std::vector<NestedEntry> out;
+  walk(root, 0, levels, names, out);
+  std::stable_sort(out.begin(), out.end(), [](const NestedEntry& x, const NestedEntry& y) {
+    return x.dir != y.dir ? x.dir < y.dir : x.name < y.name;
+  });
+  return out;
+}
+
+}  // namespace agent_boundary::protect

@@ -1,0 +1,29 @@
+// The directories below a checkout's root that the held list reaches. Tools obey their
+// configs below the root too (direnv walks up from the shell's directory, an editor opens a
+// subproject, a user runs git in a clone kept inside the workdir), so what exists there at
+// session creation is held like the root's. Bounded: srt scans to the same depth.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace agent_boundary::protect {
+
+// Directories one and two levels below the root: a file held in one lies at most three
+// path components down, srt's default `mandatoryDenySearchDepth`.
+inline constexpr int kNestedLevels = 2;
+
+// An entry found below the root whose name is on the held list.
+struct NestedEntry {
+  std::string dir;   // the directory holding it (absolute, below the root)
+  std::string name;  // its name in `dir` (a first path component: `.vscode`, `.git`, ...)
+};
+
+// Every entry named in `names` inside the directories 1..`levels` below `root`, in walk
+// order. Symbolic links are not followed, and `.git` and `node_modules` are not entered
+// (a nested repository's own files are not tool configs; srt skips node_modules too).
+// Unreadable directories are skipped: the walk informs holding, it is not a boundary.
+std::vector<NestedEntry> find_nested(const std::string& root, const std::vector<std::string>& names,
+                                     int levels = kNestedLevels);
+
+}  // namespace agent_boundary::protect
