@@ -15,7 +15,11 @@ function(agent_boundary_add_plugin name)
     PREFIX "" OUTPUT_NAME "${ARG_KIND}-${name}"
     CXX_STANDARD 20 CXX_STANDARD_REQUIRED ON
     CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
-  target_link_options(${target} PRIVATE "LINKER:--no-undefined" "LINKER:-z,defs")
+  # Not in agent-boundary's own sanitizer build (AB_SANITIZE): there the sanitizers' symbols
+  # come from the executable that loads the plugin.
+  if(NOT AB_SANITIZE)
+    target_link_options(${target} PRIVATE "LINKER:--no-undefined" "LINKER:-z,defs")
+  endif()
   # Hidden visibility does not hide what libstdc++'s headers declare with default visibility
   # (typeinfo of std templates, STB_GNU_UNIQUE statics); a version script keeps the export
   # list to the descriptor alone.

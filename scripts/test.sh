@@ -4,7 +4,8 @@
 # then, side by side:
 #   format       clang-format check of our sources
 #   unit         GoogleTest through ctest
-#   clang        Clang build of everything (Release, warnings are errors) and its unit tests
+#   clang        Clang build of everything (Release, warnings are errors) with
+#                AddressSanitizer and UndefinedBehaviorSanitizer, and its unit tests
 # then alone (its sandboxes and containers have deadlines; a build beside it starves them):
 #   integration  pytest driving the staged install with the real nono, srt and podman
 #                (test files spread over 2 workers)
@@ -55,7 +56,8 @@ phase_unit() {
   ctest --test-dir "$build" --output-on-failure -j2
 }
 
-# A second compiler catches what GCC lets through (and the reverse); its unit tests run too.
+# A second compiler catches what GCC lets through (and the reverse); its unit tests run too,
+# under the sanitizers (a memory error or undefined behaviour fails them).
 phase_clang() {
   if ! command -v clang++ >/dev/null; then
     [ "${CI:-}" = true ] && { echo "clang++ is not installed (CI=true forbids skipping)"; return 1; }
@@ -63,9 +65,10 @@ phase_clang() {
   fi
   local dir=$build-clang
   CC=clang CXX=clang++ cmake -S "$repo" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DAB_WERROR=ON >/dev/null || return 1
+    -DAB_WERROR=ON -DAB_SANITIZE=ON >/dev/null || return 1
   cmake --build "$dir" || return 1
-  ctest --test-dir "$dir" --output-on-failure -j2 -LE packaging  # packaging: once, with GCC
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    ctest --test-dir "$dir" --output-on-failure -j2 -LE packaging  # packaging: once, with GCC
 }
 
 # pytest-xdist runs the test files on AB_TEST_WORKERS workers (default 2), a file's tests

@@ -69,7 +69,7 @@ class ThrowawaySession {
 bool report_checkpoint(const std::string& session_dir) {
   const auto t0 = std::chrono::steady_clock::now();
   try {
-    for (const auto& a : protect::checkpoint_session(session_dir))
+    for (const auto& a : protect::checkpoint_session(session_dir, protect::Reach::below_root))
       std::cerr << "agent-boundary: checkpoint: " << a << "\n";
   } catch (const Error& e) {
     std::cerr << "agent-boundary: checkpoint: " << e.message() << " (" << e.fix() << ")\n";

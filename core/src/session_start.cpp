@@ -114,7 +114,8 @@ std::string end_session(const std::string& session_id, const Installation& insta
   // Last chance to neutralise what background processes planted after the last command.
   std::string note;
   try {
-    for (const auto& a : protect::checkpoint_session(dir)) note += (note.empty() ? "" : "; ") + a;
+    for (const auto& a : protect::checkpoint_session(dir, protect::Reach::below_root))
+      note += (note.empty() ? "" : "; ") + a;
   } catch (const Error& e) {
     note = "checkpoint: " + e.message();
   }

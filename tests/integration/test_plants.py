@@ -436,6 +436,8 @@ NESTED = {
     "app/.claude/settings.json": "allow_agent_settings_escape",
 }
 CLONE = "tools/clone"  # a repository kept inside the workdir, untracked by the outer one
+# Absent at creation, planted by the command: moved aside by the checkpoint after it.
+NESTED_NEW = ["newpkg/.vscode/tasks.json", "app/.envrc", "app/web/.claude/settings.json"]
 OPEN_ALL = ("allow_tool_config_escape: true\nallow_submodule_escape: true\n"
             "allow_agent_settings_escape: true\n")
 
@@ -451,14 +453,16 @@ def set_up_nested(world, top):
 
 
 def nested_attack(m):
-    """Rewrites each held file (in place, renamed over, re-created after a rename away) and
-    plants an fsmonitor and a hook in the nested clone."""
+    """Rewrites each held file (in place, renamed over, re-created after a rename away),
+    plants an fsmonitor and a hook in the nested clone, and new configs below the root."""
     writes = "; ".join(f"printf pwned > {rel}" for rel in NESTED)
     return (writes + "; printf pwned > x && mv -f x app/.mcp.json"
             "; mv app/web/.envrc envrc.old; printf pwned > app/web/.envrc"
             f"; git -C {CLONE} config core.fsmonitor '{fsmonitor(m)}'"
             f"; printf '{hook_script(m)}' > {CLONE}/.git/hooks/pre-commit"
-            f"; chmod +x {CLONE}/.git/hooks/pre-commit; true")
+            f"; chmod +x {CLONE}/.git/hooks/pre-commit"
+            + "".join(f"; mkdir -p $(dirname {rel}); printf pwned > {rel}" for rel in NESTED_NEW)
+            + "; true")
 
 
 @pytest.mark.protects("plants")
@@ -488,8 +492,10 @@ def test_configs_and_repositories_below_the_root_are_held(world, claude, stop_se
     host_git(world, "status", cwd=top / CLONE)
     host_git(world, "commit", "-q", "--allow-empty", "-m", "host", cwd=top / CLONE)
     planted = [rel for rel in NESTED if (top / rel).read_text() != "original\n"]
+    planted += [rel for rel in NESTED_NEW if (top / rel).exists()]
     if path == "control":
-        assert planted == list(NESTED) and m.exists(), f"{planted}\n{r.stdout}{r.stderr}"
+        assert planted == list(NESTED) + NESTED_NEW and m.exists(), \
+            f"{planted}\n{r.stdout}{r.stderr}"
         return
     assert not planted, f"{planted} were rewritten:\n{r.stdout}{r.stderr}"
     assert not m.exists(), f"planted code ran on the host:\n{r.stdout}{r.stderr}"

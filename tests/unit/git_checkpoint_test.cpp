@@ -123,6 +123,8 @@ TEST(MappedFile, AReadOfPagesTheFileLostReturnsFalseInsteadOfKillingTheProcess) 
   const auto sum_all = [](void* arg, const unsigned char* d, std::size_t n) {
     for (std::size_t i = 0; i < n; ++i) *static_cast<std::size_t*>(arg) += d[i];
   };
+  struct sigaction before {};  // SIG_DFL, or a sanitizer's handler
+  ::sigaction(SIGBUS, nullptr, &before);
   std::size_t sum = 0;
   EXPECT_TRUE(map.read(sum_all, &sum));
   EXPECT_EQ(sum, std::size_t(1 << 16) * 'x');
@@ -132,7 +134,7 @@ TEST(MappedFile, AReadOfPagesTheFileLostReturnsFalseInsteadOfKillingTheProcess) 
   // The guard is gone after the read: the process's own SIGBUS disposition is back.
   struct sigaction now {};
   ::sigaction(SIGBUS, nullptr, &now);
-  EXPECT_EQ(now.sa_handler, SIG_DFL);
+  EXPECT_EQ(now.sa_handler, before.sa_handler);
 }
 
 // A sandboxed process truncating and restoring the index while the checkpoint reads it:
@@ -234,6 +236,37 @@ TEST(Checkpoint, MovesAsideAWatchedFileThatAppeared) {
   struct stat st {};
   EXPECT_NE(::lstat((wd + "/.mcp.json").c_str(), &st), 0);
   EXPECT_EQ(::lstat((wd + "/.mcp.json.agent-boundary-moved").c_str(), &st), 0);
+}
+
+// Below the root: what a command planted after creation is moved aside when the checkpoint
+// reaches there (after a command, at session end); what was there at creation stays, and
+// so do the non-held neighbours (`.github/workflows`). The hook's root-only reach leaves it.
+TEST(Checkpoint, MovesAsideToolConfigsPlantedBelowTheRoot) {
+  TestWorld w;
+  const std::string wd = w.dir("wd");
+  w.file("wd/app/.idea/workspace.xml", "<project/>");  // the user's own
+  const std::string sub = w.dir("wd/sub");
+  run_git(sub, {"init", "-q"});
+  protect::PlanOptions options;
+  const protect::HeldState s = protect::make_held_state(protect::ProtectPlan{}, {wd}, wd, options);
+  EXPECT_THAT(s.nested_baseline, ::testing::ElementsAre(wd + "/app/.idea"));
+  for (const char* rel : {"wd/app/.envrc", "wd/app/web/.vscode/tasks.json",
+                          "wd/app/.github/hooks/x.json", "wd/app/.github/workflows/ci.yml",
+                          "wd/app/web/.claude/settings.json", "wd/app/web/deep/.envrc"})
+    w.file(rel);
+  EXPECT_TRUE(protect::checkpoint(s, protect::Reach::root).empty());
+  const auto actions = protect::checkpoint(s, protect::Reach::below_root);
+  EXPECT_EQ(actions.size(), 4u) << ::testing::PrintToString(actions);
+  struct stat st {};
+  for (const char* moved :
+       {"app/.envrc", "app/web/.vscode", "app/.github/hooks", "app/web/.claude"}) {
+    EXPECT_NE(::lstat((wd + "/" + moved).c_str(), &st), 0) << moved;
+    EXPECT_EQ(::lstat((wd + "/" + moved + ".agent-boundary-moved").c_str(), &st), 0) << moved;
+  }
+  for (const char* kept : {"app/.idea/workspace.xml", "app/.github/workflows/ci.yml",
+                           "app/web/deep/.envrc", "sub/.git/config"})
+    EXPECT_EQ(::lstat((wd + "/" + kept).c_str(), &st), 0) << kept;
+  EXPECT_TRUE(protect::checkpoint(s, protect::Reach::below_root).empty());
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include "git/git_locations.hpp"
 #include "paths.hpp"
 #include "protect/held_list.hpp"
+#include "protect/nested_walk.hpp"
 #include "secure_file.hpp"
 
 namespace agent_boundary::protect {
@@ -315,31 +316,47 @@ struct Checker {
       for (const auto& m : git::module_git_dirs(a)) git_dir(m, {}, kMaxDepth);
   }
 
+  void move_held_aside(const std::string& path, const std::string& key) {
+    const auto slash = path.find_last_of('/');
+    Fd dir = open_writable_dir(path.substr(0, slash), s.writable);
+    const std::string name = path.substr(slash + 1);
+    const std::string to =
+        dir.ok() ? move_aside(dir.get(), name, ".agent-boundary-moved") : std::string();
+    actions.push_back(to.empty() ? "could not move aside " + path
+                                 : "moved " + path + " aside to " + to + " (held; `" + key +
+                                       ": true` opens it)");
+  }
+
   void tool_files() {
     if (!s.check_tool_config || record) return;
     for (const auto& h : s.held) {
       if (h.present) continue;
       struct stat st {};
-      if (::lstat(h.path.c_str(), &st) != 0) continue;
-      const auto slash = h.path.find_last_of('/');
-      Fd dir = open_writable_dir(h.path.substr(0, slash), s.writable);
-      const std::string name = h.path.substr(slash + 1);
-      const std::string to =
-          dir.ok() ? move_aside(dir.get(), name, ".agent-boundary-moved") : std::string();
-      actions.push_back(to.empty() ? "could not move aside " + h.path
-                                   : "moved " + h.path + " aside to " + to + " (held; `" + h.key +
-                                         ": true` opens it)");
+      if (::lstat(h.path.c_str(), &st) == 0) move_held_aside(h.path, h.key);
+    }
+  }
+
+  // Below the root: tool configs and agent settings that were not there at creation.
+  void nested_files() {
+    if (record || s.workdir.empty()) return;
+    for (const auto& n :
+         nested_configs(s.workdir, s.check_tool_config, s.check_agent_settings, false)) {
+      if (std::binary_search(s.nested_baseline.begin(), s.nested_baseline.end(), n.path) ||
+          held_entry_for(s, n.path))
+        continue;
+      move_held_aside(n.path, info(n.group).key);
     }
   }
 };
 
 }  // namespace
 
-std::vector<std::string> checkpoint(const HeldState& state) {
-  return checkpoint(state, std::string());
+std::vector<std::string> checkpoint(const HeldState& state, Reach reach) {
+  return checkpoint(state, std::string(), reach);
 }
 
-std::vector<std::string> checkpoint(const HeldState& state, const std::string& cache_file) {
+std::vector<std::string> checkpoint(const HeldState& state, const std::string& cache_file,
+                                    Reach reach) {
 #ifdef AB_MUTANT_PLANTS
   return {};  // mutant (tests/mutation only, never installed)
 #endif
@@ -347,6 +364,7 @@ std::vector<std::string> checkpoint(const HeldState& state, const std::string& c
   if (!cache_file.empty()) cache.emplace(cache_file);
   Checker c{state, false, nullptr, cache ? &*cache : nullptr, {}, {}};
   c.tool_files();
+  if (reach == Reach::below_root) c.nested_files();
   c.repository();
   if (cache) cache->save();
   return c.actions;
@@ -361,8 +379,8 @@ void record_baseline(HeldState& state) {
   }
 }
 
-std::vector<std::string> checkpoint_session(const std::string& session_dir) {
-  return checkpoint(read_held_state(session_dir), session_dir + "/" + kIndexCacheFile);
+std::vector<std::string> checkpoint_session(const std::string& session_dir, Reach reach) {
+  return checkpoint(read_held_state(session_dir), session_dir + "/" + kIndexCacheFile, reach);
 }
 
 }  // namespace agent_boundary::protect

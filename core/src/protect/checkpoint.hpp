@@ -10,7 +10,8 @@
 // an allow-list of harmless keys (core.fsmonitor, hooksPath, pager, editor, sshCommand,
 // filter.*, aliases, credential helpers, includes, ... all go), disables executable or
 // symlinked hooks by renaming them, and follows `commondir`. Held tool config files that
-// appeared are moved aside. Each action is one line for the caller to show.
+// appeared are moved aside: at the root on every checkpoint; below the root (nested_walk.hpp)
+// where the reach allows. Each action is one line for the caller to show.
 #pragma once
 
 #include <string>
@@ -22,13 +23,22 @@ namespace agent_boundary::protect {
 
 inline constexpr const char* kIndexCacheFile = "checkpoint-cache.json";
 
+// How far a checkpoint looks for tool configs and agent settings that appeared. `root`: the
+// root's held files only (the hook before each tool call, inside its 2 ms budget).
+// `below_root`: also the directories two levels below the root, a walk of them (after each
+// wrapped command, at session end, `agent-boundary checkpoint`): what a command plants
+// there is moved aside before the user's editor or shell can read it.
+enum class Reach { root, below_root };
+
 // Throws SystemError when an index cannot be read (the caller fails closed).
-std::vector<std::string> checkpoint(const HeldState& state);
+std::vector<std::string> checkpoint(const HeldState& state, Reach reach = Reach::root);
 // The same, keeping the parsed indexes' gitlinks in `cache_file` between calls.
-std::vector<std::string> checkpoint(const HeldState& state, const std::string& cache_file);
+std::vector<std::string> checkpoint(const HeldState& state, const std::string& cache_file,
+                                    Reach reach = Reach::root);
 
 // For the session in `session_dir` (nothing for a session without held.json).
-std::vector<std::string> checkpoint_session(const std::string& session_dir);
+std::vector<std::string> checkpoint_session(const std::string& session_dir,
+                                            Reach reach = Reach::root);
 
 }  // namespace agent_boundary::protect
 

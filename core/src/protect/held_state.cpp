@@ -9,6 +9,7 @@
 #include "paths.hpp"
 #include "protect/checkpoint.hpp"
 #include "protect/held_list.hpp"
+#include "protect/nested_walk.hpp"
 #include "secure_file.hpp"
 
 namespace agent_boundary::protect {
@@ -31,6 +32,12 @@ HeldState make_held_state(const ProtectPlan& plan, const std::vector<std::string
   // code that host git runs.
   s.check_submodules = true;
   s.check_tool_config = options.tool_config;
+  s.check_agent_settings = options.agent_settings;
+  s.workdir = resolve_existing_prefix(workdir);
+  for (const auto& n :
+       nested_configs(s.workdir, s.check_tool_config, s.check_agent_settings, false))
+    s.nested_baseline.push_back(n.path);
+  std::sort(s.nested_baseline.begin(), s.nested_baseline.end());
   if (const auto git = find_git_layout(resolve_existing_prefix(workdir))) {
     s.top = git->top;
     s.git_dir = git->git_dir;
@@ -53,7 +60,11 @@ std::string to_json(const HeldState& s) {
                      {"git_dir", s.git_dir},
                      {"common_dir", s.common_dir},
                      {"hash_len", s.hash_len}};
-  j["checkpoint"] = {{"submodules", s.check_submodules}, {"tool_config", s.check_tool_config}};
+  j["checkpoint"] = {{"submodules", s.check_submodules},
+                     {"tool_config", s.check_tool_config},
+                     {"agent_settings", s.check_agent_settings}};
+  j["workdir"] = s.workdir;
+  j["nested_baseline"] = s.nested_baseline;
   j["baseline_configs"] = s.baseline_configs;
   j["baseline_hooks"] = s.baseline_hooks;
   return j.dump(2) + "\n";
@@ -77,9 +88,16 @@ HeldState held_from_json(const std::string& text, const std::string& where) {
     if (s.hash_len != 20 && s.hash_len != 32) throw std::runtime_error("bad hash length");
     s.check_submodules = j.at("checkpoint").at("submodules").get<bool>();
     s.check_tool_config = j.at("checkpoint").at("tool_config").get<bool>();
+    // Sessions created before the checkpoint looked below the root have none of these
+    // (nothing below the root is checked for them until `reload`).
+    s.check_agent_settings = j.at("checkpoint").value("agent_settings", false);
+    s.workdir = j.value("workdir", std::string());
+    s.nested_baseline = j.value("nested_baseline", std::vector<std::string>());
+    if (!std::is_sorted(s.nested_baseline.begin(), s.nested_baseline.end()))
+      throw std::runtime_error("nested_baseline is not sorted");
     s.baseline_configs = j.at("baseline_configs").get<std::map<std::string, std::string>>();
     s.baseline_hooks = j.at("baseline_hooks").get<std::map<std::string, std::string>>();
-    for (const std::string* p : {&s.top, &s.git_dir, &s.common_dir})
+    for (const std::string* p : {&s.top, &s.git_dir, &s.common_dir, &s.workdir})
       if (!p->empty() && (*p)[0] != '/') throw std::runtime_error("a path is not absolute");
   } catch (const std::exception& e) {
     throw SessionError(std::string("corrupt held-path list: ") + e.what(), where,
@@ -93,7 +111,7 @@ HeldState read_held_state(const std::string& session_dir) {
   const auto text = read_file(file, 16 << 20);
   if (!text) {
     HeldState none;
-    none.check_submodules = none.check_tool_config = false;
+    none.check_submodules = none.check_tool_config = none.check_agent_settings = false;
     return none;
   }
   return held_from_json(*text, file);

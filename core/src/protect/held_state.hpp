@@ -29,6 +29,11 @@ struct HeldState {
   std::size_t hash_len = 20;
   bool check_submodules = true;
   bool check_tool_config = true;
+  bool check_agent_settings = true;
+  // The checkout's root, and the tool configs and agent settings below it at creation
+  // (sorted; nested_walk.hpp): the checkpoint moves aside those that appear later.
+  std::string workdir;
+  std::vector<std::string> nested_baseline;
   // Nested git dirs' config files and enabled hooks present at creation: the user's own,
   // left alone by the checkpoint while unchanged.
   std::map<std::string, std::string> baseline_configs;

@@ -52,4 +52,34 @@ std::vector<NestedEntry> find_nested(const std::string& root, const std::vector<
   return out;
 }
 
+std::vector<NestedConfig> nested_configs(const std::string& root, bool tool_config,
+                                         bool agent_settings, bool repositories) {
+  const auto first = [](const std::string& rel) { return rel.substr(0, rel.find('/')); };
+  std::vector<std::string> names;
+  if (tool_config)
+    for (const auto& t : tool_configs()) names.push_back(first(t.path));
+  if (agent_settings) names.emplace_back(".claude");
+  if (repositories) names.emplace_back(".git");
+  std::vector<NestedConfig> out;
+  if (names.empty()) return out;
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  for (const auto& e : find_nested(root, names)) {
+    const std::string at = e.dir + "/" + e.name;
+    if (e.name == ".git") {
+      out.push_back({at, HeldGroup::submodules, false});
+    } else if (e.name == ".claude") {
+      out.push_back({at, HeldGroup::agent_settings, true});
+    } else {
+      for (const auto& t : tool_configs()) {
+        struct stat st {};
+        const std::string p = e.dir + "/" + t.path;
+        if (first(t.path) == e.name && ::lstat(p.c_str(), &st) == 0)
+          out.push_back({p, HeldGroup::tool_config, t.dir});
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace agent_boundary::protect

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "protect/held_list.hpp"
+
 namespace agent_boundary::protect {
 
 // Directories one and two levels below the root: a file held in one lies at most three
@@ -25,5 +27,17 @@ struct NestedEntry {
 // Unreadable directories are skipped: the walk informs holding, it is not a boundary.
 std::vector<NestedEntry> find_nested(const std::string& root, const std::vector<std::string>& names,
                                      int levels = kNestedLevels);
+
+// A held-list entry that exists below the root: a tool config (`app/.vscode`,
+// `app/web/.github/hooks`, `app/.envrc`), an agent settings dir (`app/.claude`), or a
+// repository's `.git` (directory or gitdir file).
+struct NestedConfig {
+  std::string path;
+  HeldGroup group;
+  bool dir;  // held as a directory (tool config dirs, `.claude`)
+};
+// Those of the groups asked for, in path order (one walk: find_nested).
+std::vector<NestedConfig> nested_configs(const std::string& root, bool tool_config,
+                                         bool agent_settings, bool repositories);
 
 }  // namespace agent_boundary::protect

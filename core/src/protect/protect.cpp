@@ -131,43 +131,24 @@ struct Builder {
   }
 };
 
-std::string first_component(const std::string& rel) { return rel.substr(0, rel.find('/')); }
-
 // What exists below the root at creation (nested_walk.hpp), held in its group like the
-// root's. Absent entries there are neither created nor watched: every subdirectory would
-// get an empty `.vscode`, and statting them all at each tool call would not fit the
-// checkpoint's budget. A nested repository's hooks directory is the exception (created
-// when absent, as `git init` would): a hook planted there runs at the user's next
-// `git commit` in it.
+// root's. Absent entries there are not created: every subdirectory would get an empty
+// `.vscode`; the checkpoint moves aside those that appear (checkpoint.hpp). A nested
+// repository's hooks directory is the exception (created when absent, as `git init`
+// would): a hook planted there runs at the user's next `git commit` in it.
 void hold_nested(Builder& b, const std::string& workdir, const PlanOptions& options) {
-  std::vector<std::string> names;
-  if (options.tool_config)
-    for (const auto& t : tool_configs()) names.push_back(first_component(t.path));
-  if (options.agent_settings) names.emplace_back(".claude");
-  if (options.submodules) names.emplace_back(".git");
-  if (names.empty()) return;
-  std::sort(names.begin(), names.end());
-  names.erase(std::unique(names.begin(), names.end()), names.end());
-  for (const auto& e : find_nested(workdir, names)) {
-    const std::string at = e.dir + "/" + e.name;
-    if (e.name == ".git") {
-      const std::string g = git::git_dir_of(at);
-      if (g.empty()) continue;
-      b.key = info(HeldGroup::submodules).key;
-      b.hold(g + "/config", false, false);
-      b.hold(g + "/hooks", true, false);
-      b.hold(g + "/config.worktree", false, false);
-    } else if (e.name == ".claude") {
-      b.key = info(HeldGroup::agent_settings).key;
-      b.hold(at, true, false);
-    } else {
-      b.key = info(HeldGroup::tool_config).key;
-      for (const auto& t : tool_configs()) {
-        struct stat st {};
-        const std::string p = e.dir + "/" + t.path;
-        if (first_component(t.path) == e.name && exists(p, st)) b.hold(p, t.dir, false);
-      }
+  for (const auto& n :
+       nested_configs(workdir, options.tool_config, options.agent_settings, options.submodules)) {
+    b.key = info(n.group).key;
+    if (n.group != HeldGroup::submodules) {
+      b.hold(n.path, n.dir, false);
+      continue;
     }
+    const std::string g = git::git_dir_of(n.path);
+    if (g.empty()) continue;
+    b.hold(g + "/config", false, false);
+    b.hold(g + "/hooks", true, false);
+    b.hold(g + "/config.worktree", false, false);
   }
 }
 
