@@ -14,6 +14,9 @@ namespace agent_boundary::srt {
 
 std::vector<std::string> SettingsInputs::default_host_secrets() {
   std::vector<std::string> out;
+#ifdef AB_MUTANT_ROOT_SECRETS
+  return out;  // mutant (tests/mutation only, never installed): nothing hidden
+#endif
   struct stat st {};
   for (const char* p : {"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-",
                         "/etc/sudoers", "/etc/sudoers.d", "/etc/ssl/private"})

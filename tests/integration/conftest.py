@@ -74,6 +74,10 @@ def pytest_addoption(parser):
     parser.addoption("--protects", default="",
                      help="run only the tests marked protects(NAME) for one of these "
                           "comma-separated names (the mutation stage's selection)")
+    parser.addoption("--protections-out", default="",
+                     help="write the name of every protection a collected test is marked "
+                          "with to this file, one a line (the mutation stage checks each has "
+                          "a mutant)")
 
 
 def protections_of(item) -> set[str]:
@@ -91,6 +95,10 @@ def protections_of(item) -> set[str]:
 
 
 def pytest_collection_modifyitems(config, items):
+    out = config.getoption("--protections-out")
+    if out:
+        names = sorted({n for i in items for n in protections_of(i)})
+        Path(out).write_text("".join(f"{n}\n" for n in names))
     wanted = {n for n in config.getoption("--protects").split(",") if n}
     if not wanted:
         return

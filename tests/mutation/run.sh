@@ -4,8 +4,8 @@
 # one protection deliberately disabled) run the integration tests marked
 # @pytest.mark.protects("<its protection>") against it; each of them must FAIL. A selected
 # test that passes is a hole: it would not notice that protection being gone. Prints the
-# mutant/test matrix; exit 1 on any hole, on a mutant without tests, or when the mutant
-# cannot be built.
+# mutant/test matrix; exit 1 on any hole, on a mutant without tests, on a marked protection
+# without a mutant, or when a mutant cannot be built.
 #
 #   AB_BUILD_DIR (default <repo>/build, staged install in $AB_BUILD_DIR/stage)
 #   AB_WORLD_BASE (the integration worlds' base), AB_MUTANTS="name name" (a subset)
@@ -27,6 +27,22 @@ matrix=$out/matrix.tsv
 mkdir -p "$out"
 : >"$matrix"
 fail=0
+
+# Every protection a test is marked with has a mutant (else its tests are never shown able
+# to fail): the marks collected, against the table's PROTECTS column.
+if [ -z "${AB_MUTANTS:-}" ]; then
+  "$python" -m pytest -q --collect-only -p no:cacheprovider --protections-out="$out/marked.txt" \
+    "$repo/tests/integration" >"$out/collect.log" 2>&1 || {
+    cat "$out/collect.log"; echo "mutation: collecting the tests' protections failed"; exit 1; }
+  awk '!/^#/ && NF { n = split($2, p, ","); for (i = 1; i <= n; i++) print p[i] }' "$table" |
+    sort -u >"$out/mutated.txt"
+  unmutated=$(comm -23 "$out/marked.txt" "$out/mutated.txt")
+  if [ -n "$unmutated" ]; then
+    echo "mutation: FAILED: tests are marked with protections no mutant in mutants.tsv disables:"
+    echo "$unmutated" | sed 's/^/  /'
+    fail=1
+  fi
+fi
 while read -r name protects kind arg1 rest; do
   case "$name" in '' | \#*) continue ;; esac
   if [ -n "${AB_MUTANTS:-}" ] && [[ " $AB_MUTANTS " != *" $name "* ]]; then continue; fi
@@ -42,8 +58,12 @@ while read -r name protects kind arg1 rest; do
       case "$rest" in
         agent-boundary) dest=bin/agent-boundary ;;
         probe) dest=libexec/agent-boundary/probe ;;
+        backend-* | harness-*)
+          dest=$(cd "$mstage" && echo lib*/agent-boundary/plugins)/$rest.so
+          rest=$rest.so ;;
         *) echo "mutation: $name: unknown executable $rest"; fail=1; continue ;;
       esac
+      [ -e "$mstage/$dest" ] || { echo "mutation: $name: the install has no $dest"; fail=1; continue; }
       install -m 0755 "$out/bin/$name/$rest" "$mstage/$dest" ;;
     env)
       menv=$("$python" -c 'import json, sys; print(json.dumps({sys.argv[1]: sys.argv[2]}))' \
