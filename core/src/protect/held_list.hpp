@@ -36,8 +36,8 @@ const HeldGroupInfo* group_by_key(std::string_view key);
 // A config file or directory of the checkout that a tool on the host executes or obeys.
 // At the root, directories are held whole (created empty when absent: git does not see
 // empty directories); files are held when present and moved aside by the checkpoint when
-// they appear during the session. Below the root (nested_walk.hpp) only what exists at
-// session creation is held.
+// they appear during the session. Below the root (nested_walk.hpp) what exists at session
+// creation is held, and what appears later is moved aside by the checkpoint after commands.
 struct ToolConfig {
   const char* path;  // relative to the workdir
   bool dir;

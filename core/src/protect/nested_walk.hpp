@@ -24,7 +24,7 @@ struct NestedEntry {
 // Every entry named in `names` inside the directories 1..`levels` below `root`, in walk
 // order. Symbolic links are not followed, and `.git` and `node_modules` are not entered
 // (a nested repository's own files are not tool configs; srt skips node_modules too).
-// Unreadable directories are skipped: the walk informs holding, it is not a boundary.
+// Unreadable directories are skipped (as root, none is).
 std::vector<NestedEntry> find_nested(const std::string& root, const std::vector<std::string>& names,
                                      int levels = kNestedLevels);
 
