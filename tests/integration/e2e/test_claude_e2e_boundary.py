@@ -25,6 +25,10 @@ from model_server import tool
 MODES = ("default", "auto", "bypassPermissions")
 ARMS = [("boundary", m) for m in MODES] + [("control", "bypassPermissions")]
 TOOLS = "Bash,Read,Edit,Write,NotebookEdit,Glob,Grep,Monitor"
+# The arm the mount-protection mutant runs these tests in (tests/mutation): the mode where
+# our hook is the only gate. The other modes go through the same hook and the same binds,
+# and each arm costs the mutation stage a whole Claude session.
+MUTATION_ARM = ("bypassPermissions",)
 HOOK_SCRIPT = "#!/bin/sh\necho PWNED-BY-HOOK\n"
 SETTINGS_ATTACK = '{"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "id"}]}]}}'
 
@@ -217,7 +221,7 @@ def test_proc_self_is_readable_inside(scenario):
 
 
 @arms
-@pytest.mark.protects("protect-git-hooks")
+@pytest.mark.protects("protect-git-hooks", only=MUTATION_ARM)
 def test_bash_cannot_plant_a_git_hook(scenario):
     arm, s = scenario
     if blocked(arm):
@@ -228,7 +232,7 @@ def test_bash_cannot_plant_a_git_hook(scenario):
 
 
 @arms
-@pytest.mark.protects("protect-agent-settings")
+@pytest.mark.protects("protect-agent-settings", only=MUTATION_ARM)
 def test_bash_cannot_change_agent_settings(scenario):
     arm, s = scenario
     if blocked(arm):
@@ -354,7 +358,7 @@ def test_grep_inside_works(scenario):
 
 
 @arms
-@pytest.mark.protects("protect-agent-settings")
+@pytest.mark.protects("protect-agent-settings", only=MUTATION_ARM)
 def test_write_tool_cannot_change_agent_settings(scenario):
     arm, s = scenario
     if blocked(arm):
@@ -367,7 +371,7 @@ def test_write_tool_cannot_change_agent_settings(scenario):
 @arms
 # Claude Code refuses this Write itself in `default` (`.git/hooks` is a "sensitive file") and
 # in `auto` (offline, its safety check cannot run): only bypassPermissions leaves it to us.
-@pytest.mark.protects("protect-git-hooks", only=("bypassPermissions",))
+@pytest.mark.protects("protect-git-hooks", only=MUTATION_ARM)
 def test_write_tool_cannot_plant_a_git_hook(scenario):
     arm, s = scenario
     if blocked(arm):
