@@ -17,6 +17,7 @@
 #include "git/mapped_file.hpp"
 #include "protect/checkpoint.hpp"
 #include "protect/held_state.hpp"
+#include "protect/protect.hpp"
 #include "secure_file.hpp"
 #include "test_world.hpp"
 
@@ -248,7 +249,10 @@ TEST(Checkpoint, MovesAsideToolConfigsPlantedBelowTheRoot) {
   const std::string sub = w.dir("wd/sub");
   run_git(sub, {"init", "-q"});
   protect::PlanOptions options;
-  const protect::HeldState s = protect::make_held_state(protect::ProtectPlan{}, {wd}, wd, options);
+  ResolvedPolicy policy;
+  policy.grants.push_back({wd, Access::readwrite, PathKind::directory, false, "allow"});
+  const protect::ProtectPlan plan = protect::compute_plan(policy, wd, {wd}, options);
+  const protect::HeldState s = protect::make_held_state(plan, {wd}, wd, options);
   EXPECT_THAT(s.nested_baseline, ::testing::ElementsAre(wd + "/app/.idea"));
   for (const char* rel : {"wd/app/.envrc", "wd/app/web/.vscode/tasks.json",
                           "wd/app/.github/hooks/x.json", "wd/app/.github/workflows/ci.yml",

@@ -9,7 +9,6 @@
 #include "paths.hpp"
 #include "protect/checkpoint.hpp"
 #include "protect/held_list.hpp"
-#include "protect/nested_walk.hpp"
 #include "secure_file.hpp"
 
 namespace agent_boundary::protect {
@@ -34,9 +33,7 @@ HeldState make_held_state(const ProtectPlan& plan, const std::vector<std::string
   s.check_tool_config = options.tool_config;
   s.check_agent_settings = options.agent_settings;
   s.workdir = resolve_existing_prefix(workdir);
-  for (const auto& n :
-       nested_configs(s.workdir, s.check_tool_config, s.check_agent_settings, false))
-    s.nested_baseline.push_back(n.path);
+  s.nested_baseline = plan.nested_present;  // found by compute_plan's walk
   std::sort(s.nested_baseline.begin(), s.nested_baseline.end());
   if (const auto git = find_git_layout(resolve_existing_prefix(workdir))) {
     s.top = git->top;

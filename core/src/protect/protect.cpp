@@ -141,6 +141,7 @@ void hold_nested(Builder& b, const std::string& workdir, const PlanOptions& opti
        nested_configs(workdir, options.tool_config, options.agent_settings, options.submodules)) {
     b.key = info(n.group).key;
     if (n.group != HeldGroup::submodules) {
+      b.plan.nested_present.push_back(n.path);
       b.hold(n.path, n.dir, false);
       continue;
     }

@@ -45,7 +45,10 @@ struct ProtectPlan {
   std::vector<std::string> covered_denies;  // profile denies the plan enforces
   std::vector<Watched> watched;             // absent held files (not in protect.json)
   std::vector<std::string> notes;           // held paths left out, and why (warnings)
-  bool accept_unprotected = false;          // profile: accept_unprotected_denies
+  // Tool configs and agent settings found below the root, held or not (not in protect.json):
+  // the checkpoint's baseline (HeldState::nested_baseline).
+  std::vector<std::string> nested_present;
+  bool accept_unprotected = false;  // profile: accept_unprotected_denies
   // A PID namespace with its own /proc: the command sees only its own processes there, so
   // the policy can grant /proc (its /proc/self, `ps`) without exposing any other process.
   bool private_proc = false;
